@@ -1,0 +1,1 @@
+"""HTTP layer: routes, Pydantic schemas and response encoding. Imports model and analysis."""

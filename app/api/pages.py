@@ -1,0 +1,82 @@
+"""HTML pages and the Plotly bundle, served by the app itself (no CDN, works offline)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import plotly
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.templating import Jinja2Templates
+
+from app.analysis import param_counts
+from app.config import get_settings
+from app.model.activations import ACTIVATIONS
+from app.model.ffn import FFNConfig
+from app.model.presets import PRESETS
+from app.paths import STATIC_DIR, TEMPLATES_DIR
+
+router = APIRouter(tags=["pages"], include_in_schema=False)
+templates = Jinja2Templates(directory=TEMPLATES_DIR)
+
+PANELS: tuple[str, ...] = ("flow", "sparsity", "perturb", "readout")
+"""The page's panels in order: each is templates/partials/_<name>.html."""
+
+PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+
+
+@lru_cache
+def boot_data() -> dict[str, Any]:
+    """Data handed to the page's scripts as JSON: activations, presets and limits."""
+    settings = get_settings()
+    return {
+        "activations": [
+            {"name": s.name, "label": s.label, "gated": s.gated, "formula": s.formula,
+             "exact_zeros": s.exact_zeros}
+            for s in ACTIVATIONS.values()
+        ],
+        "presets": [
+            {"id": p.id, "name": p.name, "d_model": p.d_model, "d_ff": p.d_ff,
+             "activation": p.activation, "bias": p.bias, "source": p.source,
+             "num_tokens": p.num_tokens, "weights": p.weights, "tokens": p.tokens,
+             "params": param_counts(FFNConfig(p.d_model, p.d_ff, p.activation, p.bias))["total"]}
+            for p in PRESETS
+        ],
+        "limits": {
+            "max_tokens": settings.max_tokens,
+            "max_d_model": settings.max_d_model,
+            "max_d_ff": settings.max_d_ff,
+            "max_params": settings.max_params,
+            "max_abs_value": settings.max_abs_value,
+        },
+        "sparsity_threshold": settings.sparsity_threshold,
+        "i18n": i18n_catalogs(),
+    }
+
+
+def i18n_catalogs() -> dict[str, list[str]]:
+    """Language -> the catalog files (static/i18n/<lang>/<part>.json) the page loads."""
+    root = STATIC_DIR / "i18n"
+    return {
+        lang.name: sorted(f.stem for f in lang.glob("*.json"))
+        for lang in sorted(root.iterdir())
+        if lang.is_dir()
+    }
+
+
+@router.get("/", response_class=HTMLResponse)
+def get_index(request: Request) -> HTMLResponse:
+    """The main page."""
+    return templates.TemplateResponse(request, "index.html", {"boot": boot_data(), "panels": PANELS})
+
+
+@router.get("/vendor/plotly.min.js")
+def get_plotly_js() -> FileResponse:
+    """plotly.js from the installed `plotly` Python package."""
+    return FileResponse(
+        PLOTLY_JS,
+        media_type="text/javascript",
+        headers={"Cache-Control": "public, max-age=86400"},
+    )

@@ -1,0 +1,382 @@
+"""Pydantic v2 request and response models of the JSON API.
+
+Orientation is the paper's: `w1 [d_model, d_ff]`, `w2 [d_ff, d_model]`,
+`w_gate [d_model, d_ff]`, so `hidden = act(x @ w1 + b1)` (Vaswani et al. 2017, eq. 2).
+Every limit comes from `app.config.Settings` and is checked here, before any tensor
+of the requested size is allocated; a violation is a 422 whose message names the field,
+the value and what is allowed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from app.config import get_settings
+from app.model.activations import ACTIVATIONS, get_activation
+from app.model.ffn import FFNConfig, expected_shapes
+
+Matrix = list[list[float]]
+Vector = list[float]
+
+SEED_MAX = 2**31 - 1
+
+
+def as_float_array(value: Any, field: str, ndim: int) -> npt.NDArray[np.float32]:
+    """Convert a nested list of numbers to float32, raising ValueError that names the field.
+
+    Rejects ragged rows, non-finite values and |values| above the `max_abs_value` limit
+    (which also rules out numbers that overflow float32, such as 1e39).
+    """
+    limit = get_settings().max_abs_value
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (ValueError, TypeError):
+        if ndim == 2 and isinstance(value, list):
+            lengths = [len(row) if isinstance(row, list) else None for row in value]
+            raise ValueError(
+                f"{field} must be a rectangular list of numbers; row lengths are {lengths}"
+            ) from None
+        raise ValueError(f"{field} must be a list of numbers") from None
+    if array.ndim != ndim:
+        kind = "a list of rows of numbers" if ndim == 2 else "a flat list of numbers"
+        raise ValueError(f"{field} must be {kind}, got {array.ndim} nesting level(s)")
+    if array.size == 0:
+        raise ValueError(f"{field} must not be empty")
+    bad = ~np.isfinite(array) | (np.abs(array) > limit)
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = "".join(f"[{i}]" for i in index)
+        raise ValueError(
+            f"{field}{where} = {array[index]!r} is not allowed: values must be finite "
+            f"and within ±{limit:g} (setting max_abs_value)"
+        )
+    return array.astype(np.float32)
+
+
+class WeightsIn(BaseModel):
+    """User-supplied weights in the paper's orientation; they replace the seeded ones."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    w1: Matrix = Field(description="[d_model, d_ff], the up-projection")
+    b1: Vector | None = Field(None, description="[d_ff]; required when bias is true")
+    w2: Matrix = Field(description="[d_ff, d_model], the down-projection")
+    b2: Vector | None = Field(None, description="[d_model]; required when bias is true")
+    w_gate: Matrix | None = Field(None, description="[d_model, d_ff]; required for gated")
+    b_gate: Vector | None = Field(None, description="[d_ff]; gated with bias only")
+
+
+class ForwardRequest(BaseModel):
+    """Body of POST /api/forward: an FFN configuration and its input tokens.
+
+    Give either `tokens` (a T x d_model list of numbers) or `num_tokens` + `input_seed`
+    (random N(0, 1) tokens); with neither, 8 random tokens are used.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        allow_inf_nan=False,
+        json_schema_extra={
+            "examples": [
+                {"d_model": 16, "d_ff": 64, "activation": "relu", "num_tokens": 6, "seed": 0}
+            ]
+        },
+    )
+
+    d_model: int = Field(16, ge=1, description="width of a token vector")
+    d_ff: int = Field(64, ge=1, description="width of the hidden layer")
+    activation: str = Field(
+        "relu", description="activation key", json_schema_extra={"enum": list(ACTIVATIONS)}
+    )
+    seed: int = Field(0, ge=0, le=SEED_MAX, description="seeds W1, b1, W2, b2 (and W_gate)")
+    bias: bool = Field(True, description="linear maps with biases")
+    tokens: Matrix | None = Field(None, description="input [T, d_model]")
+    num_tokens: int | None = Field(None, ge=1, description="T random tokens when no `tokens`")
+    input_seed: int = Field(0, ge=0, le=SEED_MAX, description="seeds the random tokens")
+    weights: WeightsIn | None = Field(None, description="replace the seeded weights")
+    mode: Literal["eval", "train"] = Field("eval", description="dropout acts in train only")
+    dropout: float = Field(0.0, ge=0.0, lt=1.0, description="dropout probability p")
+    dropout_seed: int = Field(0, ge=0, le=SEED_MAX, description="seeds the dropout mask")
+    sparsity_threshold: float | None = Field(
+        None, ge=0.0, le=1e3, description="|h| below this is inactive (smooth activations)"
+    )
+    include_weights: bool = Field(False, description="return the weights in the response")
+
+    _tokens: npt.NDArray[np.float32] | None = PrivateAttr(None)
+    _weights: dict[str, npt.NDArray[np.float32]] | None = PrivateAttr(None)
+
+    @field_validator("activation")
+    @classmethod
+    def _known_activation(cls, value: str) -> str:
+        get_activation(value)  # ValueError lists the supported names
+        return value
+
+    @model_validator(mode="after")
+    def _check_limits_and_shapes(self) -> ForwardRequest:
+        settings = get_settings()
+        _check_max("d_model", self.d_model, settings.max_d_model, "max_d_model")
+        _check_max("d_ff", self.d_ff, settings.max_d_ff, "max_d_ff")
+        config = self.ffn_config()
+        params = sum(int(np.prod(s)) for s in expected_shapes(config).values())
+        if params > settings.max_params:
+            raise ValueError(
+                f"d_model={self.d_model}, d_ff={self.d_ff} ({self.activation}) needs "
+                f"{params:,} parameters; the limit is {settings.max_params:,} (setting max_params)"
+            )
+        if self.tokens is not None and self.num_tokens is not None:
+            raise ValueError("give either tokens or num_tokens, not both")
+        if self.tokens is not None:
+            rows = len(self.tokens)
+            _check_max("number of tokens (rows of tokens)", rows, settings.max_tokens, "max_tokens")
+            tokens = as_float_array(self.tokens, "tokens", ndim=2)
+            if tokens.shape[1] != self.d_model:
+                raise ValueError(
+                    f"tokens rows have {tokens.shape[1]} numbers; each must have d_model = "
+                    f"{self.d_model}"
+                )
+            self._tokens = tokens
+        elif self.num_tokens is not None:
+            _check_max("num_tokens", self.num_tokens, settings.max_tokens, "max_tokens")
+        if self.weights is not None:
+            self._weights = _check_weights(self.weights, config, settings.max_submitted_weights)
+        return self
+
+    def ffn_config(self) -> FFNConfig:
+        """The model's shape; dropout applies only in train mode."""
+        return FFNConfig(
+            d_model=self.d_model,
+            d_ff=self.d_ff,
+            activation=self.activation,
+            bias=self.bias,
+            dropout=self.dropout if self.mode == "train" else 0.0,
+        )
+
+    @property
+    def token_count(self) -> int:
+        """T, the number of tokens this request runs."""
+        if self._tokens is not None:
+            return int(self._tokens.shape[0])
+        return self.num_tokens if self.num_tokens is not None else 8
+
+    @property
+    def tokens_array(self) -> npt.NDArray[np.float32] | None:
+        """The validated `tokens` as float32 [T, d_model], or None for random tokens."""
+        return self._tokens
+
+    @property
+    def weights_arrays(self) -> dict[str, npt.NDArray[np.float32]] | None:
+        """The validated user weights by name, float32, or None for seeded weights."""
+        return self._weights
+
+
+def _check_max(field: str, value: int, limit: int, setting: str) -> None:
+    if value > limit:
+        raise ValueError(f"{field} = {value} is over the limit of {limit} (setting {setting})")
+
+
+def _check_weights(
+    weights: WeightsIn, config: FFNConfig, max_numbers: int
+) -> dict[str, npt.NDArray[np.float32]]:
+    expected = expected_shapes(config)
+    given = {k: v for k, v in weights.model_dump().items() if v is not None}
+    for name in given:
+        if name not in expected:
+            why = "bias is false" if name.startswith("b") else f"{config.activation!r} is not gated"
+            raise ValueError(f"weights.{name} was given but is not used: {why}")
+    total = 0
+    arrays: dict[str, npt.NDArray[np.float32]] = {}
+    for name, shape in expected.items():
+        if name not in given:
+            raise ValueError(
+                f"weights.{name} is required for activation {config.activation!r} with "
+                f"bias={str(config.bias).lower()}; expected shape {list(shape)}"
+            )
+        total += int(np.prod(shape))
+        if total > max_numbers:
+            raise ValueError(
+                f"weights hold over {max_numbers:,} numbers (setting max_submitted_weights)"
+            )
+        array = as_float_array(given[name], f"weights.{name}", ndim=len(shape))
+        if array.shape != shape:
+            raise ValueError(
+                f"weights.{name} has shape {list(array.shape)}; expected {list(shape)} for "
+                f"d_model={config.d_model}, d_ff={config.d_ff}"
+            )
+        arrays[name] = array
+    return arrays
+
+
+class PerturbRequest(ForwardRequest):
+    """Body of POST /api/perturb: the forward body plus which token to nudge and how.
+
+    Give `delta` (a d_model vector added to the token) or `scale` (the L2 norm of a
+    random direction seeded by `direction_seed`); with neither, scale = 1.
+    """
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"d_model": 16, "d_ff": 64, "activation": "gelu", "num_tokens": 6, "position": 2,
+                 "scale": 1.0}
+            ]
+        }
+    )
+
+    position: int = Field(0, ge=0, description="0-based index of the token to nudge")
+    delta: Vector | None = Field(None, description="[d_model] added to tokens[position]")
+    scale: float | None = Field(None, ge=0.0, description="L2 norm of a random nudge")
+    direction_seed: int = Field(0, ge=0, le=SEED_MAX, description="seeds the random direction")
+
+    _delta: npt.NDArray[np.float32] | None = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _check_perturbation(self) -> PerturbRequest:
+        settings = get_settings()
+        count = self.token_count
+        if self.position >= count:
+            raise ValueError(
+                f"position = {self.position} is out of range: there are {count} tokens, "
+                f"so position must be in [0, {count - 1}]"
+            )
+        if self.delta is not None and self.scale is not None:
+            raise ValueError("give either delta or scale, not both")
+        if self.delta is not None:
+            delta = as_float_array(self.delta, "delta", ndim=1)
+            if delta.shape[0] != self.d_model:
+                raise ValueError(
+                    f"delta has {delta.shape[0]} numbers; it must have d_model = {self.d_model}"
+                )
+            self._delta = delta
+        if self.scale is not None and self.scale > settings.max_abs_value:
+            raise ValueError(
+                f"scale = {self.scale:g} is over the limit of {settings.max_abs_value:g} "
+                "(setting max_abs_value)"
+            )
+        return self
+
+    @property
+    def delta_array(self) -> npt.NDArray[np.float32] | None:
+        """The validated `delta` [d_model], or None for a random direction."""
+        return self._delta
+
+
+# ---- responses (documented in OpenAPI; the server encodes them with orjson) ----
+
+
+class SparsityOut(BaseModel):
+    """Sparsity of the hidden activations, computed on the full [T, d_ff] tensor."""
+
+    per_token: Vector = Field(description="[T], fraction of d_ff units inactive per token")
+    per_neuron: Vector = Field(description="[d_ff], fraction of tokens on which a unit is active")
+    overall: float = Field(description="fraction of all T x d_ff values inactive")
+    dead_neurons: list[int] = Field(description="units inactive on every token")
+    threshold: float = Field(description="0 for ReLU (exact zeros), else the |h| threshold")
+    rule: Literal["exact_zero", "abs_below_threshold"]
+
+
+class FlopsOut(BaseModel):
+    """FLOPs of one forward pass (a multiply-add is 2 FLOPs)."""
+
+    up: int
+    activation: int
+    gating: int
+    down: int
+    bias: int
+    total: int
+    per_token: int
+
+
+class ConfigOut(BaseModel):
+    """The configuration that was run."""
+
+    d_model: int
+    d_ff: int
+    activation: str
+    gated: bool
+    bias: bool
+    seed: int
+    num_tokens: int
+    input_seed: int | None
+    mode: Literal["eval", "train"]
+    dropout: float
+    dropout_seed: int
+    weights_source: Literal["seeded", "submitted"]
+
+
+class ForwardResponse(BaseModel):
+    """Every intermediate tensor of FFN(x) = act(x W1 + b1) W2 + b2 (Vaswani et al. 2017)."""
+
+    config: ConfigOut
+    shapes: dict[str, list[int]] = Field(description="tensor name -> shape")
+    input: Matrix = Field(description="[T, d_model], the tokens x")
+    pre_activation: Matrix = Field(description="[T, d_ff], x W1 + b1 (gated: x W_gate + b_gate)")
+    up: Matrix | None = Field(description="[T, d_ff], x W1 + b1 for gated variants, else null")
+    hidden: Matrix = Field(description="[T, d_ff], after the activation, before dropout")
+    dropped: list[list[bool]] | None = Field(description="[T, d_ff] units dropped (train mode)")
+    output: Matrix = Field(description="[T, d_model], the FFN output")
+    sparsity: SparsityOut
+    params: dict[str, int] = Field(description="parameters per tensor and total")
+    flops: FlopsOut
+    weights: dict[str, Matrix | Vector] | None = Field(
+        None, description="the weights used, when include_weights is true"
+    )
+
+
+class PerturbResponse(BaseModel):
+    """The output before and after nudging token `position`."""
+
+    config: ConfigOut
+    position: int
+    input: Matrix = Field(description="[T, d_model]")
+    input_perturbed: Matrix = Field(description="[T, d_model], only row `position` differs")
+    output: Matrix = Field(description="[T, d_model], FFN(input)")
+    output_perturbed: Matrix = Field(description="[T, d_model], FFN(input_perturbed)")
+    output_delta: Matrix = Field(description="[T, d_model], output_perturbed - output")
+    delta_norm_per_position: Vector = Field(description="[T], L2 norm of each output row change")
+    changed_positions: list[int] = Field(description="rows not bit-identical")
+    max_abs_change_other_positions: float = Field(
+        description="max |change| over rows other than `position`; exactly 0.0 for the FFN"
+    )
+
+
+class ActivationOut(BaseModel):
+    """One supported activation."""
+
+    name: str
+    label: str
+    gated: bool
+    formula: str = Field(description="LaTeX")
+    exact_zeros: bool
+    source: str
+
+
+class PresetOut(BaseModel):
+    """A named configuration from the literature."""
+
+    id: str
+    name: str
+    d_model: int
+    d_ff: int
+    activation: str
+    bias: bool
+    source: str
+    num_tokens: int
+    params: int
+    weights: dict[str, Matrix | Vector] | None
+    tokens: Matrix | None
+
+
+class HealthOut(BaseModel):
+    """Liveness and versions."""
+
+    status: Literal["ok"]
+    version: str
+    torch: str
+    numpy: str
+    fastapi: str
+    plotly: str
+    python: str

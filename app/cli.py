@@ -1,0 +1,32 @@
+"""`ffn-lab`: start the server (default 127.0.0.1:8000; flags or FFN_LAB_HOST/FFN_LAB_PORT)."""
+
+from __future__ import annotations
+
+import argparse
+
+import uvicorn
+
+from app.config import get_settings
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Parse flags and run uvicorn with `app.main:create_app`."""
+    settings = get_settings()
+    parser = argparse.ArgumentParser(prog="ffn-lab", description=__doc__)
+    parser.add_argument("--host", default=settings.host, help="interface (default %(default)s)")
+    parser.add_argument("--port", type=int, default=settings.port, help="port (default %(default)s)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--reload", action="store_true", help="restart on code changes")
+    args = parser.parse_args(argv)
+    uvicorn.run(
+        "app.main:create_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        reload=args.reload,
+    )
+
+
+if __name__ == "__main__":
+    main()

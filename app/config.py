@@ -1,0 +1,51 @@
+"""Server settings (pydantic-settings): limits, host, port, headers.
+
+Every field can be overridden from the environment with the prefix ``FFN_LAB_``, e.g.
+``FFN_LAB_MAX_TOKENS=128``. Limits are checked before any tensor is allocated.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Typed settings with defaults that keep one request well under a second on 2 cores."""
+
+    model_config = SettingsConfigDict(env_prefix="FFN_LAB_", frozen=True)
+
+    host: str = Field("127.0.0.1", description="interface to bind; 0.0.0.0 for a classroom LAN")
+    port: int = Field(8000, ge=1, le=65535)
+
+    max_tokens: int = Field(64, ge=1, description="most tokens T in one request")
+    max_d_model: int = Field(4096, ge=1, description="largest d_model")
+    max_d_ff: int = Field(16384, ge=1, description="largest d_ff")
+    max_params: int = Field(
+        150_000_000, ge=1, description="most FFN parameters (LLaMA-7B's FFN has 135,266,304)"
+    )
+    max_submitted_weights: int = Field(
+        1_100_000, ge=1, description="most numbers in user-submitted weights"
+    )
+    max_abs_value: float = Field(
+        1e4, gt=0, description="largest |value| in submitted tokens, weights and deltas"
+    )
+    max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024, description="largest request body")
+    weight_cache_bytes: int = Field(
+        768 * 1024 * 1024, ge=0, description="bytes of seeded weights kept in the LRU cache"
+    )
+    sparsity_threshold: float = Field(
+        0.01, ge=0, description="default |h| below which a smooth activation counts as zero"
+    )
+    frame_ancestors: str = Field(
+        "*", description="CSP frame-ancestors: who may embed the page ('none', 'self', hosts, *)"
+    )
+    cors_origins: list[str] = Field(default_factory=list, description="CORS origins; none by default")
+
+
+@lru_cache
+def get_settings() -> Settings:
+    """The process-wide settings, read once from the environment (tests clear the cache)."""
+    return Settings()

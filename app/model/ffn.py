@@ -1,0 +1,270 @@
+"""The position-wise feed-forward network, FFN(x) = act(x W1 + b1) W2 + b2.
+
+Vaswani et al. 2017, "Attention Is All You Need", section 3.3, eq. 2: the same two
+linear maps and activation are applied to every position separately and identically.
+Gated variants (SwiGLU, GeGLU; Shazeer 2020) add a third matrix, as LLaMA's gate/up/down.
+
+Orientation: the paper's. ``w1`` is ``[d_model, d_ff]`` so that ``x @ w1`` maps a token
+``[d_model]`` to ``[d_ff]``. ``torch.nn.Linear`` stores the transpose; the conversion
+lives here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import torch
+from torch import Tensor, nn
+
+from app.model.activations import get_activation
+
+
+@dataclass(frozen=True)
+class FFNConfig:
+    """The shape of one FFN (config as data, like nanoGPT's GPTConfig).
+
+    Attributes:
+        d_model: width of a token vector (input and output), e.g. 512.
+        d_ff: width of the hidden layer, e.g. 2048 (= 4 d_model in the paper).
+        activation: a key of `app.model.ACTIVATIONS`.
+        bias: whether the linear maps have biases (LLaMA-style configs have none).
+        dropout: probability of zeroing a hidden unit, in train mode only.
+
+    Raises:
+        ValueError: for non-positive sizes, an unknown activation, dropout outside [0, 1).
+    """
+
+    d_model: int
+    d_ff: int
+    activation: str = "relu"
+    bias: bool = True
+    dropout: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("d_model", "d_ff"):
+            value = getattr(self, name)
+            if value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
+        get_activation(self.activation)  # raises ValueError naming the supported ones
+
+    @property
+    def gated(self) -> bool:
+        """True for SwiGLU/GeGLU: three matrices instead of two."""
+        return get_activation(self.activation).gated
+
+
+@dataclass(frozen=True)
+class FFNWeights:
+    """The parameters of an FFN in the paper's orientation (float32, CPU).
+
+    Attributes:
+        w1: [d_model, d_ff], the up-projection ("up" in LLaMA).
+        b1: [d_ff] or None.
+        w2: [d_ff, d_model], the down-projection ("down" in LLaMA).
+        b2: [d_model] or None.
+        w_gate: [d_model, d_ff] for gated activations, else None ("gate" in LLaMA).
+        b_gate: [d_ff] or None.
+    """
+
+    w1: Tensor
+    b1: Tensor | None
+    w2: Tensor
+    b2: Tensor | None
+    w_gate: Tensor | None = None
+    b_gate: Tensor | None = None
+
+    @classmethod
+    def seeded(cls, d_model: int, d_ff: int, seed: int, *, gated: bool, bias: bool) -> FFNWeights:
+        """Deterministic weights with PyTorch's default `nn.Linear` initialisation.
+
+        Every weight and bias is drawn from U(-1/sqrt(fan_in), 1/sqrt(fan_in)) by one
+        `torch.Generator` seeded with `seed`, in the fixed order w1, b1, w2, b2, w_gate,
+        b_gate. Biases are drawn even when `bias=False`, so the same `(seed, d_model,
+        d_ff)` gives the same w1, b1, w2, b2 whatever the activation or bias setting.
+        """
+        generator = torch.Generator().manual_seed(seed)
+        w1, b1 = _linear_init(d_model, d_ff, generator)
+        w2, b2 = _linear_init(d_ff, d_model, generator)
+        w_gate = b_gate = None
+        if gated:
+            w_gate, b_gate = _linear_init(d_model, d_ff, generator)
+        return cls(
+            w1=w1,
+            b1=b1 if bias else None,
+            w2=w2,
+            b2=b2 if bias else None,
+            w_gate=w_gate,
+            b_gate=b_gate if bias else None,
+        )
+
+    def named(self) -> dict[str, Tensor]:
+        """The tensors that are present, by name (w1, b1, w2, b2, w_gate, b_gate)."""
+        out: dict[str, Tensor] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is not None:
+                out[f.name] = value
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the tensors."""
+        return sum(t.numel() * t.element_size() for t in self.named().values())
+
+
+def _linear_init(fan_in: int, fan_out: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+    """`nn.Linear.reset_parameters` under a generator; returns (w [fan_in, fan_out], b)."""
+    weight = torch.empty(fan_out, fan_in)  # nn.Linear's [out, in]
+    nn.init.kaiming_uniform_(weight, a=math.sqrt(5), generator=generator)
+    bound = 1.0 / math.sqrt(fan_in)
+    bias = torch.empty(fan_out).uniform_(-bound, bound, generator=generator)
+    return weight.T, bias  # paper orientation, a view: no copy
+
+
+@dataclass(frozen=True)
+class FFNTrace:
+    """Every intermediate tensor of one forward pass (float32; `...` is `[T]` or `[B, T]`).
+
+    Attributes:
+        input: [..., d_model], the token vectors x.
+        pre_activation: [..., d_ff], x W1 + b1 (for gated variants x W_gate + b_gate).
+        up: [..., d_ff], x W1 + b1 for gated variants, else None.
+        hidden: [..., d_ff], after the activation (and gating), before dropout.
+        dropped: bool [..., d_ff], the units dropout zeroed (train mode), else None.
+        output: [..., d_model], the FFN output.
+    """
+
+    input: Tensor
+    pre_activation: Tensor
+    up: Tensor | None
+    hidden: Tensor
+    dropped: Tensor | None
+    output: Tensor
+
+
+class SeededDropout(nn.Module):
+    """Inverted dropout with its own generator: identity in eval mode.
+
+    In train mode each unit is zeroed with probability `p` and the survivors are scaled
+    by 1/(1-p) (Srivastava et al. 2014), with the mask drawn from `generator` so that
+    the same `dropout_seed` drops the same units.
+    """
+
+    def __init__(self, p: float) -> None:
+        super().__init__()
+        self.p = p
+
+    def forward(
+        self, hidden: Tensor, generator: torch.Generator | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        """Returns (kept [..., d_ff], dropped bool [..., d_ff] or None in eval mode)."""
+        if not self.training or self.p == 0.0:
+            return hidden, None
+        dropped = torch.rand(hidden.shape, generator=generator) < self.p
+        kept = hidden.masked_fill(dropped, 0.0) / (1.0 - self.p)
+        return kept, dropped
+
+
+class PositionwiseFeedForward(nn.Module):
+    """FFN(x) = act(x W1 + b1) W2 + b2, applied to each position separately and identically.
+
+    Input `[T, d_model]` or `[B, T, d_model]`; output the same shape. Gated activations
+    compute `act(x W_gate + b_gate) * (x W1 + b1)` before W2 (LLaMA's gate/up/down).
+    See Vaswani et al. 2017, eq. 2.
+    """
+
+    def __init__(self, config: FFNConfig, weights: FFNWeights | None = None, seed: int = 0) -> None:
+        """Build the FFN with `weights`, or with `FFNWeights.seeded(..., seed)` when None.
+
+        Raises:
+            ValueError: when a weight's shape does not fit the config, or a gated
+                activation has no `w_gate`.
+        """
+        super().__init__()
+        self.config = config
+        spec = get_activation(config.activation)
+        if weights is None:
+            weights = FFNWeights.seeded(
+                config.d_model, config.d_ff, seed, gated=spec.gated, bias=config.bias
+            )
+        _check_weights(config, weights)
+        self.w1 = _linear_from(weights.w1, weights.b1)
+        self.w_gate = _linear_from(weights.w_gate, weights.b_gate) if spec.gated else None
+        self.act = spec.factory()
+        self.dropout = SeededDropout(config.dropout)
+        self.w2 = _linear_from(weights.w2, weights.b2)
+        self.requires_grad_(False)
+
+    def trace(self, x: Tensor, dropout_seed: int | None = None) -> FFNTrace:
+        """Run the FFN and keep every intermediate tensor (see `FFNTrace`).
+
+        Args:
+            x: float32 [T, d_model] or [B, T, d_model].
+            dropout_seed: seeds the dropout mask in train mode; ignored in eval mode.
+        """
+        generator = None if dropout_seed is None else torch.Generator().manual_seed(dropout_seed)
+        if self.w_gate is not None:
+            pre_activation = self.w_gate(x)  # (T, d_ff)
+            up: Tensor | None = self.w1(x)  # (T, d_ff)
+            hidden = self.act(pre_activation) * up  # (T, d_ff)
+        else:
+            pre_activation = self.w1(x)  # (T, d_ff)
+            up = None
+            hidden = self.act(pre_activation)  # (T, d_ff)
+        kept, dropped = self.dropout(hidden, generator)  # (T, d_ff)
+        output = self.w2(kept)  # (T, d_model)
+        return FFNTrace(x, pre_activation, up, hidden, dropped, output)
+
+    def forward(self, x: Tensor) -> Tensor:
+        """float32 [..., d_model] -> float32 [..., d_model]."""
+        return self.trace(x).output
+
+    def weights(self) -> FFNWeights:
+        """The parameters in the paper's orientation (views, no copy)."""
+        gate = self.w_gate
+        return FFNWeights(
+            w1=self.w1.weight.T,
+            b1=self.w1.bias,
+            w2=self.w2.weight.T,
+            b2=self.w2.bias,
+            w_gate=None if gate is None else gate.weight.T,
+            b_gate=None if gate is None else gate.bias,
+        )
+
+
+def _linear_from(weight: Tensor | None, bias: Tensor | None) -> nn.Linear:
+    """An `nn.Linear` around a paper-orientation weight [in, out], sharing its storage."""
+    if weight is None:
+        raise ValueError("weight is missing")
+    fan_in, fan_out = weight.shape
+    linear = nn.utils.skip_init(nn.Linear, fan_in, fan_out, bias=bias is not None)
+    linear.weight = nn.Parameter(weight.T, requires_grad=False)
+    if bias is not None:
+        linear.bias = nn.Parameter(bias, requires_grad=False)
+    return linear
+
+
+def expected_shapes(config: FFNConfig) -> dict[str, tuple[int, ...]]:
+    """The shape of each parameter the config needs, in the paper's orientation."""
+    d_model, d_ff = config.d_model, config.d_ff
+    shapes: dict[str, tuple[int, ...]] = {"w1": (d_model, d_ff), "w2": (d_ff, d_model)}
+    if config.bias:
+        shapes |= {"b1": (d_ff,), "b2": (d_model,)}
+    if config.gated:
+        shapes["w_gate"] = (d_model, d_ff)
+        if config.bias:
+            shapes["b_gate"] = (d_ff,)
+    return shapes
+
+
+def _check_weights(config: FFNConfig, weights: FFNWeights) -> None:
+    """Raise ValueError naming the first tensor that is missing or of the wrong shape."""
+    given = weights.named()
+    for name, shape in expected_shapes(config).items():
+        if name not in given:
+            raise ValueError(f"{name} is required for {config.activation!r} with bias={config.bias}")
+        if tuple(given[name].shape) != shape:
+            raise ValueError(f"{name} has shape {list(given[name].shape)}, expected {list(shape)}")

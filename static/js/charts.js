@@ -1,0 +1,110 @@
+// Plotly charts. Each function takes a container and data, and draws with Plotly.react so
+// that repeated updates reuse the existing plot. No DOM lookups, no fetches, no state.
+/* global Plotly */
+
+// ColorBrewer RdBu (colour-blind safe), blue < 0 < red, white at exactly 0.
+export const DIVERGING = [
+  [0.0, "#2166ac"], [0.125, "#4393c3"], [0.25, "#92c5de"], [0.375, "#d1e5f0"],
+  [0.5, "#f7f7f7"],
+  [0.625, "#fddbc7"], [0.75, "#f4a582"], [0.875, "#d6604d"], [1.0, "#b2182b"],
+];
+export const ACCENT = "#2166ac";
+export const MUTED = "#b2182b";
+
+const CONFIG = { displaylogo: false, responsive: true };
+
+function baseLayout(extra) {
+  return {
+    margin: { l: 48, r: 12, t: 36, b: 40 },
+    font: { family: "system-ui, sans-serif", size: 12, color: "#1a1a1a" },
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    ...extra,
+  };
+}
+
+function config(filename) {
+  return { ...CONFIG, toImageButtonOptions: { filename, format: "png", scale: 2 } };
+}
+
+/** The largest |value| of a matrix (at least a tiny epsilon, so a zero matrix still draws). */
+export function maxAbs(matrix) {
+  let m = 0;
+  for (const row of matrix) for (const v of row) if (Math.abs(v) > m) m = Math.abs(v);
+  return m || 1e-12;
+}
+
+/**
+ * A signed heatmap [rows x cols] with a symmetric colour range around 0.
+ * opts: { title, xTitle, yTitle, zmax, yLabels, filename, showValues, format }
+ */
+export function heatmap(el, z, opts) {
+  const zmax = opts.zmax ?? maxAbs(z);
+  const rows = z.length;
+  const cols = rows ? z[0].length : 0;
+  const trace = {
+    type: "heatmap",
+    z,
+    zmin: -zmax,
+    zmax,
+    zmid: 0,
+    colorscale: DIVERGING,
+    showscale: opts.showScale ?? true,
+    colorbar: { thickness: 8, tickformat: "+.2~g", outlinewidth: 0 },
+    hovertemplate: `${opts.yTitle} %{y}<br>${opts.xTitle} %{x}<br>%{z:+.4~g}<extra></extra>`,
+  };
+  if (opts.yLabels) {
+    trace.y = opts.yLabels;
+  }
+  if (opts.showValues && opts.format) {
+    trace.text = z.map((row) => row.map(opts.format));
+    trace.texttemplate = "%{text}";
+    trace.textfont = { size: 12 };
+  }
+  const layout = baseLayout({
+    title: { text: opts.title, font: { size: 13 } },
+    xaxis: { title: { text: opts.xTitle }, showgrid: false, zeroline: false },
+    margin: { l: opts.showYTitle === false ? 28 : 48, r: 8, t: 36, b: 40 },
+    yaxis: { title: { text: opts.showYTitle === false ? "" : opts.yTitle }, autorange: "reversed", showgrid: false, zeroline: false,
+             type: opts.yLabels ? "category" : "linear", dtick: rows <= 16 ? 1 : undefined },
+    uirevision: `${rows}x${cols}`,
+  });
+  el.dataset.rows = String(rows);
+  el.dataset.cols = String(cols);
+  return Plotly.react(el, [trace], layout, config(opts.filename));
+}
+
+/**
+ * A bar chart. opts: { title, xTitle, yTitle, text, colors, filename, yRange }
+ */
+export function bars(el, x, y, opts) {
+  const trace = {
+    type: "bar",
+    x,
+    y,
+    marker: { color: opts.colors ?? ACCENT },
+    text: opts.text,
+    textposition: "outside",
+    cliponaxis: false,
+    hovertemplate: `${opts.xTitle} %{x}<br>${opts.yTitle} %{y:.4~g}<extra></extra>`,
+  };
+  const layout = baseLayout({
+    title: { text: opts.title, font: { size: 13 } },
+    xaxis: { title: { text: opts.xTitle }, type: "category" },
+    yaxis: { title: { text: opts.yTitle }, range: opts.yRange, rangemode: "tozero" },
+  });
+  return Plotly.react(el, [trace], layout, config(opts.filename));
+}
+
+/** A histogram of values with a vertical line at zero. opts: { title, xTitle, yTitle, filename } */
+export function histogram(el, values, opts) {
+  const trace = { type: "histogram", x: values, marker: { color: ACCENT }, nbinsx: 60 };
+  const layout = baseLayout({
+    title: { text: opts.title, font: { size: 13 } },
+    xaxis: { title: { text: opts.xTitle }, zeroline: false },
+    yaxis: { title: { text: opts.yTitle } },
+    bargap: 0.02,
+    shapes: [{ type: "line", x0: 0, x1: 0, y0: 0, y1: 1, yref: "paper", line: { color: MUTED, width: 2 } }],
+  });
+  return Plotly.react(el, [trace], layout, config(opts.filename));
+}

@@ -1,0 +1,47 @@
+// Message catalogs: every visible string comes from static/i18n/<lang>.json.
+// Each language is a folder of catalogs (static/i18n/<lang>/<part>.json); the server lists
+// the parts in the boot data, so each panel can keep its strings in a file of its own.
+export const LANGUAGES = ["en", "zh-CN"];
+
+let catalog = {};
+let language = "en";
+
+export function currentLanguage() {
+  return language;
+}
+
+/** The language to start with: the URL's, else the browser's (zh* -> zh-CN), else English. */
+export function pickLanguage(fromUrl) {
+  if (LANGUAGES.includes(fromUrl)) return fromUrl;
+  for (const tag of navigator.languages || [navigator.language || "en"]) {
+    if (tag.toLowerCase().startsWith("zh")) return "zh-CN";
+    if (tag.toLowerCase().startsWith("en")) return "en";
+  }
+  return "en";
+}
+
+/** Load every catalog of `lang` (parts listed in the boot data) and translate the page. */
+export async function loadLanguage(lang, parts) {
+  const loaded = await Promise.all(
+    parts[lang].map(async (part) => {
+      const response = await fetch(new URL(`../i18n/${lang}/${part}.json`, import.meta.url));
+      return response.json();
+    }),
+  );
+  catalog = Object.assign({}, ...loaded);
+  language = lang;
+  document.documentElement.lang = lang;
+  applyTranslations();
+}
+
+/** The message for `key`, with {name} placeholders filled from `params`. */
+export function t(key, params = {}) {
+  const template = catalog[key] ?? key;
+  return template.replace(/\{(\w+)\}/g, (_, name) => (name in params ? String(params[name]) : `{${name}}`));
+}
+
+/** Fill every element that has data-i18n="key". */
+export function applyTranslations(root = document) {
+  for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+  document.title = t("app.title");
+}

@@ -1,0 +1,121 @@
+// Rendering of API answers into the page: chart calls plus text readouts.
+import { bars, heatmap, histogram, maxAbs } from "./charts.js";
+import { count, magnitude, percent, signed } from "./format.js";
+import { t } from "./i18n.js";
+
+const $ = (id) => document.getElementById(id);
+const HAND_SIZE = 8; // at or below this width, heatmaps print their numbers
+
+function shapeText(name, shape) {
+  return `${name} [${shape.join(" × ")}]`;
+}
+
+/** The four (five, gated) heatmaps of the flow, left to right, with their shapes. */
+export function renderFlow(data, { yLabels } = {}) {
+  const gated = data.config.gated;
+  const small = data.config.d_model <= HAND_SIZE && data.config.d_ff <= HAND_SIZE;
+  const common = { yTitle: t("axis.position"), yLabels, showValues: small, format: signed };
+  const preKey = gated ? "flow.pre_activation_gated" : "flow.pre_activation";
+  const stages = [
+    ["input", t("flow.input"), t("axis.feature")],
+    ["pre_activation", t(preKey), t("axis.unit")],
+    ["hidden", t("flow.hidden"), t("axis.unit")],
+    ["output", t("flow.output"), t("axis.feature")],
+  ];
+  if (gated) stages.splice(2, 0, ["up", t("flow.up"), t("axis.unit")]);
+  $("stage-up").hidden = !gated;
+  return Promise.all(
+    stages.map(([key, title, xTitle], i) => {
+      $(`shape-${key}`).textContent = shapeText(key, data.shapes[key]);
+      const narrow = key === "input" || key === "output";
+      return heatmap($(`plot-${key}`), data[key], {
+        ...common, title, xTitle, filename: `ffn-${key}`, showScale: !narrow, showYTitle: i === 0,
+      });
+    }),
+  );
+}
+
+/** Sparsity per token (bars), the pre-activation histogram, and the rule that was used. */
+export function renderSparsity(data, { yLabels } = {}) {
+  const s = data.sparsity;
+  $("sparsity-rule").textContent =
+    s.rule === "exact_zero" ? t("sparsity.rule_exact") : t("sparsity.rule_threshold", { threshold: s.threshold });
+  $("sparsity-summary").textContent = t("sparsity.summary", {
+    overall: percent(s.overall),
+    dead: count(s.dead_neurons.length),
+    d_ff: count(data.config.d_ff),
+    tokens: count(data.config.num_tokens),
+  });
+  const positions = yLabels ?? s.per_token.map((_, i) => String(i));
+  return Promise.all([
+    bars($("plot-sparsity"), positions, s.per_token, {
+      title: t("sparsity.per_token"),
+      xTitle: t("axis.position"),
+      yTitle: t("axis.inactive_fraction"),
+      text: s.per_token.map(percent),
+      yRange: [0, 1.1],
+      filename: "ffn-sparsity",
+    }),
+    histogram($("plot-histogram"), data.pre_activation.flat(), {
+      title: t("sparsity.histogram"),
+      xTitle: t("axis.value"),
+      yTitle: t("axis.count"),
+      filename: "ffn-pre-activation-histogram",
+    }),
+  ]);
+}
+
+/** The perturbation panel: ‖Δ output‖ per position, the difference heatmap, the exact zeros. */
+export function renderPerturb(data, { yLabels } = {}) {
+  const norms = data.delta_norm_per_position;
+  const positions = yLabels ?? norms.map((_, i) => String(i));
+  $("perturb-max-other").textContent = t("perturb.max_other", {
+    value: magnitude(data.max_abs_change_other_positions),
+  });
+  $("perturb-max-other").dataset.value = String(data.max_abs_change_other_positions);
+  $("perturb-changed").textContent =
+    t("perturb.changed", { positions: data.changed_positions.join(", ") || "—" }) +
+    (data.max_abs_change_other_positions === 0 ? ` ${t("perturb.exact")}` : "");
+  const list = $("delta-norms");
+  list.replaceChildren(
+    ...norms.map((value, position) => {
+      const li = document.createElement("li");
+      li.dataset.position = String(position);
+      li.dataset.value = String(value);
+      li.textContent = t("perturb.item", { position: positions[position], value: magnitude(value) });
+      return li;
+    }),
+  );
+  const colors = norms.map((_, i) => (i === data.position ? "#b2182b" : "#2166ac"));
+  return Promise.all([
+    bars($("plot-delta-norms"), positions, norms, {
+      title: t("perturb.bars"),
+      xTitle: t("axis.position"),
+      yTitle: t("axis.delta_norm"),
+      text: norms.map(magnitude),
+      colors,
+      filename: "ffn-perturbation-norms",
+    }),
+    heatmap($("plot-delta"), data.output_delta, {
+      title: t("perturb.diff"),
+      xTitle: t("axis.feature"),
+      yTitle: t("axis.position"),
+      yLabels,
+      zmax: maxAbs(data.output_delta),
+      filename: "ffn-perturbation-difference",
+    }),
+  ]);
+}
+
+/** Parameter count, FLOPs and the formula with the current shapes. */
+export function renderReadout(data) {
+  const c = data.config;
+  $("readout-shapes").textContent = t("readout.shapes", { t: c.num_tokens, d_model: c.d_model, d_ff: c.d_ff });
+  $("readout-params").textContent = count(data.params.total);
+  $("readout-params").dataset.value = String(data.params.total);
+  $("readout-flops").textContent = count(data.flops.total);
+  $("readout-flops-note").textContent = t("readout.flops_note", {
+    per_token: count(data.flops.per_token),
+    tokens: count(c.num_tokens),
+  });
+}
