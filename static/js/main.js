@@ -1,5 +1,7 @@
 // Page glue: controls <-> state <-> URL, requests, rendering. Math lives on the server.
 import { getJson, LatestOnly } from "./api.js";
+import { emit } from "./bus.js";
+import "./panels/index.js";
 import { loadLanguage, pickLanguage, t, applyTranslations } from "./i18n.js";
 import { D_FF_STEPS, D_MODEL_STEPS, ladder } from "./ladders.js";
 import { makeSchema, parseState, writeState } from "./state.js";
@@ -121,6 +123,7 @@ function change(updates) {
   }
   syncControls();
   writeState(schema, state);
+  emit("state", { state });
   schedule();
 }
 
@@ -156,6 +159,7 @@ function bindControls() {
     setupSelects();
     syncControls();
     rerender();
+    await emit("language", { lang: state.lang });
   });
 }
 
@@ -185,6 +189,7 @@ async function run() {
     lastForward = answer.data;
     await Promise.all([renderFlow(answer.data), renderSparsity(answer.data)]);
     renderReadout(answer.data);
+    await emit("forward", { data: answer.data, body, state });
     setStatus(t("status.ready", { torch: torchVersion, ms: Math.round(answer.ms) }), "ready");
     document.body.dataset.forwardSeq = String(forwardRequester.seq);
   });
@@ -193,6 +198,7 @@ async function run() {
     if (answer.stale) return;
     lastPerturb = answer.data;
     await renderPerturb(answer.data);
+    await emit("perturb", { data: answer.data, body: perturbBody, state });
     document.body.dataset.perturbSeq = String(perturbRequester.seq);
   });
   await Promise.all([forward, perturb]).catch(showError);

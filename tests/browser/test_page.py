@@ -1,0 +1,62 @@
+"""The page in a real browser: sliders drive a real FFN, perturbation reads exact zeros."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.browser.conftest import ARTIFACTS, wait_rendered
+
+pytestmark = pytest.mark.browser
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def test_d_ff_slider_changes_hidden_width_and_perturbation_is_exact(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
+    wait_rendered(page)
+    hidden = page.locator("#plot-hidden")
+    assert hidden.get_attribute("data-cols") == "64"
+    assert hidden.get_attribute("data-rows") == "6"
+
+    slider = page.locator("#d_ff")
+    values = json.loads(slider.get_attribute("data-values") or "[]")
+    start = int(slider.input_value())
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    expected = values[start + 1]
+    page.locator(f'#plot-hidden[data-cols="{expected}"]').wait_for(timeout=15_000)
+    assert page.locator("#d_ff-value").inner_text() == str(expected)
+    assert f"d_ff={expected}" in page.url
+
+    # Nudge token 2: only its own output row moves, the others read exactly 0.
+    position = page.locator("#position")
+    position.focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    page.locator('#delta-norms li[data-position="2"]').wait_for()
+    page.locator("#perturb-max-other[data-value='0']").wait_for(timeout=15_000)
+    items = page.locator("#delta-norms li")
+    page.wait_for_timeout(300)
+    norms = {int(items.nth(i).get_attribute("data-position") or -1): float(items.nth(i).get_attribute("data-value") or "nan") for i in range(items.count())}
+    assert len(norms) == 6
+    assert norms[2] > 0
+    assert all(norms[i] == 0.0 for i in norms if i != 2)
+    assert "position 1: 0" in items.nth(1).inner_text()
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "page.png"), full_page=False)
+    assert page.recorder.foreign() == []
+    assert page.recorder.errors == []
+
+
+def test_readme_screenshot(page, server_url):  # type: ignore[no-untyped-def]
+    """Makes docs/screenshot.png, the picture in README, from the real page."""
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6&position=2&scale=2")
+    wait_rendered(page)
+    page.wait_for_timeout(300)
+    DOCS.mkdir(exist_ok=True)
+    page.screenshot(path=str(DOCS / "screenshot.png"), full_page=True)
+    assert (DOCS / "screenshot.png").stat().st_size > 10_000
+    assert page.recorder.errors == []
