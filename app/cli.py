@@ -14,7 +14,9 @@ def main(argv: list[str] | None = None) -> None:
     settings = get_settings()
     parser = argparse.ArgumentParser(prog="ffn-lab", description=__doc__)
     parser.add_argument("--host", default=settings.host, help="interface (default %(default)s)")
-    parser.add_argument("--port", type=int, default=settings.port, help="port (default %(default)s)")
+    parser.add_argument(
+        "--port", type=int, default=settings.port, help="port (default %(default)s)"
+    )
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--reload", action="store_true", help="restart on code changes")
     args = parser.parse_args(argv)

@@ -33,15 +33,29 @@ def boot_data() -> dict[str, Any]:
     settings = get_settings()
     return {
         "activations": [
-            {"name": s.name, "label": s.label, "gated": s.gated, "formula": s.formula,
-             "exact_zeros": s.exact_zeros}
+            {
+                "name": s.name,
+                "label": s.label,
+                "gated": s.gated,
+                "formula": s.formula,
+                "exact_zeros": s.exact_zeros,
+            }
             for s in ACTIVATIONS.values()
         ],
         "presets": [
-            {"id": p.id, "name": p.name, "d_model": p.d_model, "d_ff": p.d_ff,
-             "activation": p.activation, "bias": p.bias, "source": p.source,
-             "num_tokens": p.num_tokens, "weights": p.weights, "tokens": p.tokens,
-             "params": param_counts(FFNConfig(p.d_model, p.d_ff, p.activation, p.bias))["total"]}
+            {
+                "id": p.id,
+                "name": p.name,
+                "d_model": p.d_model,
+                "d_ff": p.d_ff,
+                "activation": p.activation,
+                "bias": p.bias,
+                "source": p.source,
+                "num_tokens": p.num_tokens,
+                "weights": p.weights,
+                "tokens": p.tokens,
+                "params": param_counts(FFNConfig(p.d_model, p.d_ff, p.activation, p.bias))["total"],
+            }
             for p in PRESETS
         ],
         "limits": {
@@ -69,7 +83,9 @@ def i18n_catalogs() -> dict[str, list[str]]:
 @router.get("/", response_class=HTMLResponse)
 def get_index(request: Request) -> HTMLResponse:
     """The main page."""
-    return templates.TemplateResponse(request, "index.html", {"boot": boot_data(), "panels": PANELS})
+    return templates.TemplateResponse(
+        request, "index.html", {"boot": boot_data(), "panels": PANELS}
+    )
 
 
 @router.get("/vendor/plotly.min.js")

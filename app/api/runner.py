@@ -73,7 +73,9 @@ def forward(req: ForwardRequest, cache: WeightCache, settings: Settings) -> dict
     x = input_tokens(req)
     trace = run_trace(model, x, req)
     threshold = (
-        req.sparsity_threshold if req.sparsity_threshold is not None else settings.sparsity_threshold
+        req.sparsity_threshold
+        if req.sparsity_threshold is not None
+        else settings.sparsity_threshold
     )
     stats = sparsity(trace.hidden, config.activation, threshold)
     shapes = {
@@ -110,7 +112,8 @@ def random_direction(d_model: int, scale: float, seed: int) -> torch.Tensor:
     """float32 [d_model]: a direction drawn from N(0, I) by `seed`, rescaled to L2 norm `scale`."""
     generator = torch.Generator().manual_seed(seed)
     direction = torch.randn(d_model, generator=generator)
-    return direction * (scale / torch.linalg.vector_norm(direction))
+    scaled: torch.Tensor = direction * (scale / torch.linalg.vector_norm(direction))
+    return scaled
 
 
 def perturb(req: PerturbRequest, cache: WeightCache) -> dict[str, Any]:
@@ -125,8 +128,9 @@ def perturb(req: PerturbRequest, cache: WeightCache) -> dict[str, Any]:
     if given is not None:
         nudge = torch.from_numpy(given)
     else:
-        nudge = random_direction(req.d_model, req.scale if req.scale is not None else 1.0,
-                                 req.direction_seed)
+        nudge = random_direction(
+            req.d_model, req.scale if req.scale is not None else 1.0, req.direction_seed
+        )
     x_perturbed = x.clone()
     x_perturbed[req.position] += nudge
     before = run_trace(model, x, req)

@@ -41,17 +41,17 @@ def as_float_array(value: Any, field: str, ndim: int) -> npt.NDArray[np.float32]
                 f"{field} must be a rectangular list of numbers; row lengths are {lengths}"
             ) from None
         raise ValueError(f"{field} must be a list of numbers") from None
+    if array.size == 0:
+        raise ValueError(f"{field} must not be empty: give at least one row of numbers")
     if array.ndim != ndim:
         kind = "a list of rows of numbers" if ndim == 2 else "a flat list of numbers"
         raise ValueError(f"{field} must be {kind}, got {array.ndim} nesting level(s)")
-    if array.size == 0:
-        raise ValueError(f"{field} must not be empty")
     bad = ~np.isfinite(array) | (np.abs(array) > limit)
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         where = "".join(f"[{i}]" for i in index)
         raise ValueError(
-            f"{field}{where} = {array[index]!r} is not allowed: values must be finite "
+            f"{field}{where} = {float(array[index])!r} is not allowed: values must be finite "
             f"and within ±{limit:g} (setting max_abs_value)"
         )
     return array.astype(np.float32)
@@ -220,8 +220,14 @@ class PerturbRequest(ForwardRequest):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
-                {"d_model": 16, "d_ff": 64, "activation": "gelu", "num_tokens": 6, "position": 2,
-                 "scale": 1.0}
+                {
+                    "d_model": 16,
+                    "d_ff": 64,
+                    "activation": "gelu",
+                    "num_tokens": 6,
+                    "position": 2,
+                    "scale": 1.0,
+                }
             ]
         }
     )

@@ -53,7 +53,10 @@ ACTIVATIONS: dict[str, ActivationSpec] = {
             name="gelu",
             label="GELU (erf)",
             gated=False,
-            formula=r"\mathrm{GELU}(z) = z\,\Phi(z) = \tfrac{z}{2}\left(1 + \mathrm{erf}(z/\sqrt{2})\right)",
+            formula=(
+                r"\mathrm{GELU}(z) = z\,\Phi(z) = "
+                r"\tfrac{z}{2}\left(1 + \mathrm{erf}(z/\sqrt{2})\right)"
+            ),
             exact_zeros=False,
             source="Hendrycks & Gimpel 2016; BERT (Devlin et al. 2019)",
             factory=lambda: nn.GELU(approximate="none"),
@@ -83,7 +86,9 @@ ACTIVATIONS: dict[str, ActivationSpec] = {
             name="swiglu",
             label="SwiGLU",
             gated=True,
-            formula=r"\mathrm{SwiGLU}(x) = \mathrm{SiLU}(x W_{gate} + b_{gate}) \odot (x W_1 + b_1)",
+            formula=(
+                r"\mathrm{SwiGLU}(x) = \mathrm{SiLU}(x W_{gate} + b_{gate}) \odot (x W_1 + b_1)"
+            ),
             exact_zeros=False,
             source="Shazeer 2020; LLaMA (Touvron et al. 2023)",
             factory=nn.SiLU,

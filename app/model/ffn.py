@@ -240,7 +240,9 @@ def _linear_from(weight: Tensor | None, bias: Tensor | None) -> nn.Linear:
     if weight is None:
         raise ValueError("weight is missing")
     fan_in, fan_out = weight.shape
-    linear = nn.utils.skip_init(nn.Linear, fan_in, fan_out, bias=bias is not None)
+    linear: nn.Linear = nn.utils.skip_init(  # type: ignore[no-untyped-call]
+        nn.Linear, fan_in, fan_out, bias=bias is not None
+    )
     linear.weight = nn.Parameter(weight.T, requires_grad=False)
     if bias is not None:
         linear.bias = nn.Parameter(bias, requires_grad=False)
@@ -265,6 +267,8 @@ def _check_weights(config: FFNConfig, weights: FFNWeights) -> None:
     given = weights.named()
     for name, shape in expected_shapes(config).items():
         if name not in given:
-            raise ValueError(f"{name} is required for {config.activation!r} with bias={config.bias}")
+            raise ValueError(
+                f"{name} is required for {config.activation!r} with bias={config.bias}"
+            )
         if tuple(given[name].shape) != shape:
             raise ValueError(f"{name} has shape {list(given[name].shape)}, expected {list(shape)}")

@@ -46,13 +46,31 @@ def _require_chromium() -> None:
     pytest.skip(message)
 
 
-def start_server(env: dict[str, str] | None = None, workers: int = 1) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(
+    env: dict[str, str] | None = None, workers: int = 1
+) -> tuple[subprocess.Popen[bytes], str]:
     """Start `uvicorn app.main:create_app` on a free loopback port; returns (process, base URL)."""
     port = _free_port()
-    cmd = [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
-           "--host", "127.0.0.1", "--port", str(port), "--workers", str(workers)]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cmd = [
+        sys.executable,
+        "-m",
+        "uvicorn",
+        "app.main:create_app",
+        "--factory",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

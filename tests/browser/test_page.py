@@ -39,7 +39,12 @@ def test_d_ff_slider_changes_hidden_width_and_perturbation_is_exact(page, server
     page.locator("#perturb-max-other[data-value='0']").wait_for(timeout=15_000)
     items = page.locator("#delta-norms li")
     page.wait_for_timeout(300)
-    norms = {int(items.nth(i).get_attribute("data-position") or -1): float(items.nth(i).get_attribute("data-value") or "nan") for i in range(items.count())}
+    norms = {
+        int(items.nth(i).get_attribute("data-position") or -1): float(
+            items.nth(i).get_attribute("data-value") or "nan"
+        )
+        for i in range(items.count())
+    }
     assert len(norms) == 6
     assert norms[2] > 0
     assert all(norms[i] == 0.0 for i in norms if i != 2)

@@ -1,0 +1,33 @@
+"""The page and its assets are served by the app itself: no CDN, no inline script."""
+
+from __future__ import annotations
+
+import re
+
+
+def test_index_uses_only_local_assets(client):
+    r = client.get("/")
+    assert r.status_code == 200
+    html = r.text
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
+    assert "/vendor/plotly.min.js" in html and "/static/js/main.js" in html
+    # No inline executable script: only the JSON boot block.
+    scripts = re.findall(r"<script([^>]*)>(.*?)</script>", html, re.S)
+    for attrs, body in scripts:
+        assert "src=" in attrs or 'type="application/json"' in attrs, attrs
+        if 'type="application/json"' in attrs:
+            assert body.strip().startswith("{")
+
+
+def test_plotly_is_served_from_the_python_package(client):
+    r = client.get("/vendor/plotly.min.js")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/javascript")
+    assert len(r.content) > 1_000_000
+
+
+def test_static_and_catalogs(client):
+    assert client.get("/static/js/main.js").status_code == 200
+    en = client.get("/static/i18n/en/core.json").json()
+    zh = client.get("/static/i18n/zh-CN/core.json").json()
+    assert set(en) == set(zh)
