@@ -36,6 +36,15 @@ class Settings(BaseSettings):
     weight_cache_bytes: int = Field(
         768 * 1024 * 1024, ge=0, description="bytes of seeded weights kept in the LRU cache"
     )
+    max_heads: int = Field(64, ge=1, description="most attention heads in the teaching views")
+    max_influence_flops: int = Field(
+        2_000_000_000,
+        ge=0,
+        description="largest FLOP budget for the [T, T] influence maps (T extra passes)",
+    )
+    max_scatter_points: int = Field(
+        2000, ge=1, description="most pre-activations per variant scattered on its curve"
+    )
     sparsity_threshold: float = Field(
         0.01, ge=0, description="default |h| below which a smooth activation counts as zero"
     )

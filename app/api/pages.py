@@ -23,6 +23,7 @@ templates = Jinja2Templates(directory=TEMPLATES_DIR)
 
 PANELS: tuple[str, ...] = ("flow", "sparsity", "perturb", "readout")
 """The page's panels in order: each is templates/partials/_<name>.html."""
+PANELS += ("attention", "block", "variants", "budget", "dropout", "misconceptions")  # issue 7
 
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 

@@ -108,3 +108,33 @@ export function histogram(el, values, opts) {
   });
   return Plotly.react(el, [trace], layout, config(opts.filename));
 }
+
+/**
+ * Lines and point clouds on shared axes. series: [{ x, y, name, mode: "lines"|"markers",
+ * color, dash, size, opacity }]. opts: { title, xTitle, yTitle, yType ("linear"|"log"),
+ * xType, filename, yRange }
+ */
+export function lines(el, series, opts) {
+  const traces = series.map((s) => ({
+    type: "scatter",
+    mode: s.mode ?? "lines",
+    x: s.x,
+    y: s.y,
+    name: s.name,
+    line: { color: s.color, dash: s.dash, width: 2 },
+    marker: { color: s.color, size: s.size ?? 5, opacity: s.opacity ?? 0.6 },
+    hovertemplate: `${s.name}<br>${opts.xTitle} %{x:.4~g}<br>${opts.yTitle} %{y:.4~g}<extra></extra>`,
+  }));
+  const layout = baseLayout({
+    title: { text: opts.title, font: { size: 13 } },
+    xaxis: { title: { text: opts.xTitle }, type: opts.xType ?? "linear", zeroline: true },
+    yaxis: { title: { text: opts.yTitle }, type: opts.yType ?? "linear", range: opts.yRange },
+    legend: { orientation: "h", x: 0, y: -0.3, yanchor: "top" },
+    margin: { l: 56, r: 12, t: 36, b: 96 },
+  });
+  el.dataset.traces = String(traces.length);
+  return Plotly.react(el, traces, layout, config(opts.filename));
+}
+
+/** Series colours for side-by-side comparisons (ColorBrewer Dark2, colour-blind friendly). */
+export const SERIES = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02"];

@@ -1,1 +1,7 @@
 // Extra panels register themselves on the bus when imported; one line per panel.
+import "./attention.js";
+import "./block.js";
+import "./variants.js";
+import "./budget.js";
+import "./dropout.js";
+import "./misconceptions.js";

@@ -1,0 +1,90 @@
+// Attention vs FFN under the same nudge of token i: attention moves every row, the FFN one.
+import { bars, heatmap } from "../charts.js";
+import { count, magnitude } from "../format.js";
+import { t } from "../i18n.js";
+import { panel, positions, readout } from "./teaching-common.js";
+
+const $ = (id) => document.getElementById(id);
+const heads = $("attention-heads");
+let numHeads = 1;
+
+function headOptions(dModel) {
+  const options = [1, 2, 4, 8].filter((h) => dModel % h === 0);
+  if (!options.includes(numHeads)) numHeads = 1;
+  const current = [...heads.options].map((o) => Number(o.value)).join(",");
+  if (current !== options.join(",")) {
+    heads.replaceChildren(...options.map((h) => new Option(String(h), String(h))));
+  }
+  heads.value = String(numHeads);
+}
+
+function normBars(el, norms, position, title) {
+  const labels = positions(norms.length);
+  return bars(el, labels, norms, {
+    title,
+    xTitle: t("axis.position"),
+    yTitle: t("axis.delta_norm"),
+    text: norms.map(magnitude),
+    colors: norms.map((_, i) => (i === position ? "#b2182b" : "#2166ac")),
+    filename: el.id,
+  });
+}
+
+async function render(data) {
+  const T = data.config.num_tokens;
+  const a = data.attention;
+  const f = data.ffn;
+  readout($("attention-moved"), t("attention.moved", { n: count(a.moved_count), T: count(T) }), a.moved_count);
+  readout($("ffn-moved"), t("attention.ffn_moved", { n: count(f.moved_count), T: count(T) }), f.moved_count);
+  $("attention-weights-note").textContent = t("attention.weights_note", {
+    heads: count(data.num_heads),
+    error: magnitude(a.row_sums_max_error),
+  });
+  const influenceNote = $("ffn-influence-note");
+  const labels = positions(T);
+  const plots = [
+    normBars($("plot-attention-norms"), a.delta_norm_per_position, data.position, t("attention.bars_attention")),
+    normBars($("plot-ffn-norms"), f.delta_norm_per_position, data.position, t("attention.bars_ffn")),
+    heatmap($("plot-attention-weights"), a.weights[0], {
+      title: t("attention.weights_title"),
+      xTitle: t("attention.key"),
+      yTitle: t("attention.query"),
+      yLabels: labels,
+      zmax: 1,
+      filename: "attention-weights",
+    }),
+  ];
+  if (f.influence) {
+    const offDiagonal = f.influence.flat().filter((v, k) => v !== 0 && Math.floor(k / T) !== k % T).length;
+    readout(influenceNote, t("attention.influence_note", { off: count(offDiagonal), T: count(T) }), offDiagonal);
+    plots.push(heatmap($("plot-ffn-influence"), f.influence, {
+      title: t("attention.influence_title"),
+      xTitle: t("attention.output_row"),
+      yTitle: t("attention.nudged_token"),
+      yLabels: labels,
+      filename: "ffn-influence",
+    }));
+  } else {
+    readout(influenceNote, t("attention.influence_skipped", { reason: data.influence_skipped_reason }));
+  }
+  await Promise.all(plots);
+}
+
+const runner = panel({
+  id: "attention-vs-ffn",
+  url: "/api/attention-vs-ffn",
+  event: "perturb",
+  body(base, state) {
+    headOptions(state.d_model);
+    return { ...base, num_heads: numHeads };
+  },
+  render,
+  setValues(values) {
+    if (values.num_heads) numHeads = Number(values.num_heads);
+  },
+});
+
+heads.addEventListener("change", () => {
+  numHeads = Number(heads.value);
+  runner.refresh();
+});

@@ -1,0 +1,52 @@
+// Common misconceptions as checks computed on the current FFN.
+import { count, magnitude } from "../format.js";
+import { t } from "../i18n.js";
+import { panel, readout } from "./teaching-common.js";
+
+const $ = (id) => document.getElementById(id);
+
+function render(data) {
+  const layers = data.layers;
+  $("myth-layers").textContent = t("myth.one_layer.layers", {
+    n: layers.length,
+    list: layers.map((l) => `${l.name} (${t(`myth.role.${l.role}`)}) [${l.shape.join(" × ")}]`).join(", "),
+  });
+  $("myth-layers").dataset.value = String(layers.length);
+  readout($("myth-additivity"), t("myth.one_layer.additivity", { value: magnitude(data.additivity_gap) }),
+    data.additivity_gap);
+  readout($("myth-collapse"), t("myth.one_layer.collapse", {
+    value: magnitude(data.no_activation_gap), d_model: data.config.d_model,
+  }), data.no_activation_gap);
+  const m = data.mixing;
+  readout($("myth-mixing-result"), t("myth.mixing.result", {
+    position: m.position, changed: m.changed_positions.join(", ") || "—",
+    other: magnitude(m.max_abs_change_other_positions),
+  }), m.max_abs_change_other_positions);
+  $("myth-mixing-result").dataset.changed = String(m.changed_positions.length);
+  const s = data.shared_weights;
+  $("myth-shapes").textContent = Object.entries(s.param_shapes)
+    .map(([k, shape]) => `${k} [${shape.join(" × ")}]`).join(" · ");
+  const rows = s.tokens.map((n, i) => {
+    const tr = document.createElement("tr");
+    for (const [text, value] of [[count(n), n], [count(s.params_measured[i]), s.params_measured[i]],
+      [count(s.flops[i]), s.flops[i]]]) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      td.dataset.value = String(value);
+      tr.append(td);
+    }
+    return tr;
+  });
+  $("myth-tokens-table").querySelector("tbody").replaceChildren(...rows);
+  readout($("myth-row-by-row"), t("myth.own_weights.row_by_row", {
+    value: magnitude(s.row_by_row_max_abs_diff), formula: count(s.params_formula),
+  }), s.row_by_row_max_abs_diff);
+}
+
+panel({
+  id: "misconceptions",
+  url: "/api/misconceptions",
+  event: "perturb",
+  body: (base) => base,
+  render,
+});

@@ -1,0 +1,96 @@
+// ReLU, GELU, SiLU, SwiGLU, GeGLU side by side: same input, same W1.
+import { bars, lines, SERIES } from "../charts.js";
+import { count, magnitude, percent } from "../format.js";
+import { t } from "../i18n.js";
+import { panel, readout } from "./teaching-common.js";
+
+const $ = (id) => document.getElementById(id);
+const match = $("variants-match");
+let matchParams = false;
+
+// One curve per element-wise function; the gated variants use SiLU / GELU on the gate.
+const CURVES = [["relu", "ReLU", "solid"], ["gelu", "GELU", "dash"], ["silu", "SiLU", "dot"]];
+const CURVE_COLOR = "#333";
+
+function cell(text, value) {
+  const td = document.createElement("td");
+  td.textContent = text;
+  if (value !== undefined) td.dataset.value = String(value);
+  return td;
+}
+
+async function render(data) {
+  const variants = data.variants;
+  const curves = CURVES.map(([name, label, dash]) => ({
+    x: data.curves.z, y: data.curves.curves[name], name: label, mode: "lines", color: CURVE_COLOR, dash,
+  }));
+  const clouds = variants.map((v, i) => ({
+    x: v.scatter.z, y: v.scatter.y, mode: "markers", name: t("variants.points", { label: v.label }),
+    color: SERIES[i], size: 5, opacity: 0.45,
+  }));
+  const rows = variants.map((v) => {
+    const tr = document.createElement("tr");
+    tr.dataset.variant = v.name;
+    const matrices = v.gated ? 3 : 2;
+    tr.append(
+      cell(v.label), cell(count(matrices), matrices), cell(count(v.d_ff), v.d_ff),
+      cell(count(v.params.total), v.params.total),
+      cell(percent(v.fractions.exact_zero), v.fractions.exact_zero),
+      cell(percent(v.fractions.near_zero), v.fractions.near_zero),
+      cell(percent(v.fractions.negative), v.fractions.negative),
+    );
+    return tr;
+  });
+  $("variants-table").querySelector("tbody").replaceChildren(...rows);
+  const shared = data.shared_w1_max_abs_diff;
+  readout($("variants-shared"), shared === null ? "" : t("variants.shared", {
+    value: magnitude(shared), threshold: data.variants[1].sparsity.threshold,
+  }), shared ?? "");
+  const l = data.llama;
+  $("variants-llama").textContent = t("variants.llama", {
+    d_model: count(l.d_model), four: count(l.four_d_model), two_thirds: magnitude(l.two_thirds),
+    rule: count(l.d_ff_rule), d_4096: count(l.d_ff_4096),
+  });
+  $("variants-llama").dataset.value = String(l.d_ff_4096);
+  readout($("variants-match-note"), t("variants.match_note", {
+    plain: count(l.plain_params), gated: count(l.gated_params_same_d_ff),
+    matched: count(l.matched_d_ff), matched_params: count(l.gated_params_matched),
+  }), l.matched_d_ff);
+  const threshold = data.variants[1].sparsity.threshold;
+  await Promise.all([
+    lines($("plot-variant-curves"), [...curves, ...clouds], {
+      title: t("variants.curves_title"), xTitle: t("variants.z"), yTitle: t("variants.act"),
+      filename: "variant-curves",
+    }),
+    bars($("plot-variant-sparsity"), variants.map((v) => v.label), variants.map((v) => v.fractions.near_zero), {
+      title: t("variants.sparsity_title", { threshold }),
+      xTitle: t("variants.col.name"), yTitle: t("axis.inactive_fraction"),
+      text: variants.map((v) => percent(v.fractions.near_zero)), yRange: [0, 1.1],
+      colors: variants.map((_, i) => SERIES[i]),
+      filename: "variant-sparsity",
+    }),
+  ]);
+}
+
+const runner = panel({
+  id: "variants",
+  url: "/api/variants",
+  event: "forward",
+  body(base) {
+    const body = { ...base, match_params: matchParams };
+    if (body.weights && body.weights.w_gate) delete body.weights; // variants need a plain set
+    return body;
+  },
+  render,
+  setValues(values) {
+    if ("match_params" in values) {
+      matchParams = Boolean(values.match_params);
+      match.checked = matchParams;
+    }
+  },
+});
+
+match.addEventListener("change", () => {
+  matchParams = match.checked;
+  runner.refresh();
+});
