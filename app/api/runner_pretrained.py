@@ -17,6 +17,7 @@ from fastapi import HTTPException
 from fastapi.exceptions import RequestValidationError
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
+from app.api.runner import random_direction
 from app.api.schemas import ForwardRequest, PerturbRequest
 from app.config import Settings
 from app.model.bert import LayerTrace
@@ -156,10 +157,8 @@ def _nudge(req: PerturbRequest, d_model: int) -> torch.Tensor:
     given = req.delta_array
     if given is not None:
         return torch.from_numpy(given)
-    generator = torch.Generator().manual_seed(req.direction_seed)
-    direction = torch.randn(d_model, generator=generator)
     scale = req.scale if req.scale is not None else 1.0
-    return direction * (scale / torch.linalg.vector_norm(direction))
+    return random_direction(d_model, scale, req.direction_seed)  # as the core's nudge
 
 
 def perturb(req: PerturbRequest, settings: Settings) -> dict[str, Any]:
