@@ -7,6 +7,7 @@ Every field can be overridden from the environment with the prefix ``FFN_LAB_``,
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -47,6 +48,14 @@ class Settings(BaseSettings):
     )
     sparsity_threshold: float = Field(
         0.01, ge=0, description="default |h| below which a smooth activation counts as zero"
+    )
+    max_text_chars: int = Field(
+        500, ge=1, description="longest text for the pretrained model (model: minilm-l6)"
+    )
+    cache_dir: Path | None = Field(
+        None,
+        description="where computed data (the neuron view's corpus index) is kept; "
+        "default $XDG_CACHE_HOME/ffn-lab or ~/.cache/ffn-lab",
     )
     frame_ancestors: str = Field(
         "*", description="CSP frame-ancestors: who may embed the page ('none', 'self', hosts, *)"

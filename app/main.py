@@ -10,7 +10,15 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 
 import app as app_package
-from app.api import errors, pages, routes_ffn, routes_meta, routes_teaching
+from app.api import (
+    errors,
+    pages,
+    routes_ffn,
+    routes_meta,
+    routes_neuron,
+    routes_pretrained,
+    routes_teaching,
+)
 from app.api.security import SecurityHeadersMiddleware
 from app.config import Settings, get_settings
 from app.model.cache import WeightCache
@@ -41,6 +49,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(routes_meta.router)
     app.include_router(routes_ffn.router)
+    app.include_router(routes_pretrained.router)
+    app.include_router(routes_neuron.router)
     app.include_router(routes_teaching.router)
     app.include_router(pages.router)
     return app

@@ -21,9 +21,22 @@ from app.paths import STATIC_DIR, TEMPLATES_DIR
 router = APIRouter(tags=["pages"], include_in_schema=False)
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
 
-PANELS: tuple[str, ...] = ("flow", "sparsity", "perturb", "readout")
+PANELS: tuple[str, ...] = (
+    "source",
+    "flow",
+    "neuron",
+    "sparsity",
+    "perturb",
+    "contrast",
+    "readout",
+    "attention",
+    "block",
+    "variants",
+    "budget",
+    "dropout",
+    "misconceptions",
+)
 """The page's panels in order: each is templates/partials/_<name>.html."""
-PANELS += ("attention", "block", "variants", "budget", "dropout", "misconceptions")  # issue 7
 
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 
@@ -65,6 +78,7 @@ def boot_data() -> dict[str, Any]:
             "max_d_ff": settings.max_d_ff,
             "max_params": settings.max_params,
             "max_abs_value": settings.max_abs_value,
+            "max_text_chars": settings.max_text_chars,
         },
         "sparsity_threshold": settings.sparsity_threshold,
         "i18n": i18n_catalogs(),

@@ -23,6 +23,8 @@ Matrix = list[list[float]]
 Vector = list[float]
 
 SEED_MAX = 2**31 - 1
+PRETRAINED_D_MODEL = 384
+"""d_model of all-MiniLM-L6-v2 (model = 'minilm-l6')."""
 
 
 def as_float_array(value: Any, field: str, ndim: int) -> npt.NDArray[np.float32]:
@@ -82,7 +84,8 @@ class ForwardRequest(BaseModel):
         allow_inf_nan=False,
         json_schema_extra={
             "examples": [
-                {"d_model": 16, "d_ff": 64, "activation": "relu", "num_tokens": 6, "seed": 0}
+                {"d_model": 16, "d_ff": 64, "activation": "relu", "num_tokens": 6, "seed": 0},
+                {"model": "minilm-l6", "layer": 2, "text": "The cat sat on the mat."},
             ]
         },
     )
@@ -105,6 +108,18 @@ class ForwardRequest(BaseModel):
         None, ge=0.0, le=1e3, description="|h| below this is inactive (smooth activations)"
     )
     include_weights: bool = Field(False, description="return the weights in the response")
+    model: Literal["minilm-l6"] | None = Field(
+        None,
+        description="run a real pretrained layer: 'minilm-l6' (all-MiniLM-L6-v2, 6-layer BERT, "
+        "d_model 384, d_ff 1536, GELU) on `text`; d_model, d_ff, activation, bias, seed, "
+        "tokens and weights then come from the model",
+    )
+    layer: int = Field(0, ge=0, le=5, description="which encoder layer's FFN (model only)")
+    text: str | None = Field(
+        None,
+        description="text to tokenise (WordPiece, with [CLS] and [SEP]); model only; "
+        "at most max_text_chars characters and max_tokens tokens",
+    )
 
     _tokens: npt.NDArray[np.float32] | None = PrivateAttr(None)
     _weights: dict[str, npt.NDArray[np.float32]] | None = PrivateAttr(None)
@@ -143,6 +158,36 @@ class ForwardRequest(BaseModel):
             _check_max("num_tokens", self.num_tokens, settings.max_tokens, "max_tokens")
         if self.weights is not None:
             self._weights = _check_weights(self.weights, config, settings.max_submitted_weights)
+        return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _check_pretrained_clashes(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("model") is not None:
+            clashes = [n for n in ("tokens", "num_tokens", "weights") if data.get(n) is not None]
+            if clashes:
+                raise ValueError(
+                    f"model = {data['model']!r} takes its input from text and its weights from "
+                    f"the model; remove {', '.join(clashes)}"
+                )
+        return data
+
+    @model_validator(mode="after")
+    def _check_pretrained(self) -> ForwardRequest:
+        settings = get_settings()
+        if self.model is None:
+            if self.text is not None:
+                raise ValueError("text needs a pretrained model: add model = 'minilm-l6'")
+            return self
+        if self.mode != "eval":
+            raise ValueError(f"model = {self.model!r} runs in eval mode only, got mode = 'train'")
+        if self.text is None or not self.text.strip():
+            raise ValueError(f"model = {self.model!r} needs a non-empty text")
+        if len(self.text) > settings.max_text_chars:
+            raise ValueError(
+                f"text has {len(self.text)} characters; the limit is "
+                f"{settings.max_text_chars} (setting max_text_chars)"
+            )
         return self
 
     def ffn_config(self) -> FFNConfig:
@@ -227,7 +272,21 @@ class PerturbRequest(ForwardRequest):
                     "num_tokens": 6,
                     "position": 2,
                     "scale": 1.0,
-                }
+                },
+                {
+                    "model": "minilm-l6",
+                    "layer": 2,
+                    "text": "The cat sat on the mat.",
+                    "position": 2,
+                    "replace_word": "dog",
+                },
+                {
+                    "model": "minilm-l6",
+                    "layer": 0,
+                    "text": "The cat sat on the mat.",
+                    "position": 2,
+                    "scale": 2.0,
+                },
             ]
         }
     )
@@ -236,12 +295,22 @@ class PerturbRequest(ForwardRequest):
     delta: Vector | None = Field(None, description="[d_model] added to tokens[position]")
     scale: float | None = Field(None, ge=0.0, description="L2 norm of a random nudge")
     direction_seed: int = Field(0, ge=0, le=SEED_MAX, description="seeds the random direction")
+    replace_word: str | None = Field(
+        None,
+        max_length=50,
+        description="model only: put this word (one WordPiece token) at `position` instead "
+        "of nudging; the response then also compares the full layer (attention + FFN)",
+    )
 
     _delta: npt.NDArray[np.float32] | None = PrivateAttr(None)
 
     @model_validator(mode="after")
     def _check_perturbation(self) -> PerturbRequest:
         settings = get_settings()
+        if self.model is not None:
+            return self._check_pretrained_perturbation()
+        if self.replace_word is not None:
+            raise ValueError("replace_word needs a pretrained model: add model = 'minilm-l6'")
         count = self.token_count
         if self.position >= count:
             raise ValueError(
@@ -255,6 +324,31 @@ class PerturbRequest(ForwardRequest):
             if delta.shape[0] != self.d_model:
                 raise ValueError(
                     f"delta has {delta.shape[0]} numbers; it must have d_model = {self.d_model}"
+                )
+            self._delta = delta
+        if self.scale is not None and self.scale > settings.max_abs_value:
+            raise ValueError(
+                f"scale = {self.scale:g} is over the limit of {settings.max_abs_value:g} "
+                "(setting max_abs_value)"
+            )
+        return self
+
+    def _check_pretrained_perturbation(self) -> PerturbRequest:
+        """Model mode: the position is checked against the tokenised text at run time."""
+        settings = get_settings()
+        given = [n for n in ("delta", "scale", "replace_word") if getattr(self, n) is not None]
+        if len(given) > 1:
+            raise ValueError(
+                f"give one of delta, scale and replace_word, not {' and '.join(given)}"
+            )
+        if self.replace_word is not None and not self.replace_word.strip():
+            raise ValueError("replace_word must not be empty")
+        if self.delta is not None:
+            delta = as_float_array(self.delta, "delta", ndim=1)
+            if delta.shape[0] != PRETRAINED_D_MODEL:
+                raise ValueError(
+                    f"delta has {delta.shape[0]} numbers; it must have the model's d_model = "
+                    f"{PRETRAINED_D_MODEL}"
                 )
             self._delta = delta
         if self.scale is not None and self.scale > settings.max_abs_value:
@@ -310,7 +404,9 @@ class ConfigOut(BaseModel):
     mode: Literal["eval", "train"]
     dropout: float
     dropout_seed: int
-    weights_source: Literal["seeded", "submitted"]
+    weights_source: Literal["seeded", "submitted", "pretrained"]
+    model: str | None = Field(None, description="the pretrained model, when one was run")
+    layer: int | None = Field(None, description="its encoder layer (0-based)")
 
 
 class ForwardResponse(BaseModel):
@@ -330,6 +426,11 @@ class ForwardResponse(BaseModel):
     weights: dict[str, Matrix | Vector] | None = Field(
         None, description="the weights used, when include_weights is true"
     )
+    tokens: list[str] | None = Field(
+        None, description="[T] WordPiece tokens of `text` ([CLS], [SEP] shown); model only"
+    )
+    token_ids: list[int] | None = Field(None, description="[T] their vocabulary ids")
+    special: list[bool] | None = Field(None, description="[T] true for [CLS]/[SEP]")
 
 
 class PerturbResponse(BaseModel):
@@ -346,6 +447,25 @@ class PerturbResponse(BaseModel):
     changed_positions: list[int] = Field(description="rows not bit-identical")
     max_abs_change_other_positions: float = Field(
         description="max |change| over rows other than `position`; exactly 0.0 for the FFN"
+    )
+    tokens: list[str] | None = Field(None, description="[T] tokens of `text`; model only")
+    tokens_perturbed: list[str] | None = Field(
+        None, description="[T] tokens after replace_word; model only"
+    )
+    perturbation: Literal["nudge", "replace_word"] = Field(
+        "nudge", description="what changed row `position` of the input"
+    )
+    layer_delta_norm_per_position: Vector | None = Field(
+        None,
+        description="model only: [T], L2 norm of the change of the FULL encoder layer's output "
+        "(attention + FFN + LayerNorms) when the same row of the layer's input changes; "
+        "attention spreads it to every position",
+    )
+    layer_changed_positions: list[int] | None = Field(
+        None, description="model only: rows of the full layer's output that changed"
+    )
+    layer_max_abs_change_other_positions: float | None = Field(
+        None, description="model only: max |change| of the full layer at other positions"
     )
 
 

@@ -1,6 +1,7 @@
 // Page glue: controls <-> state <-> URL, requests, rendering. Math lives on the server.
 import { getJson, LatestOnly } from "./api.js";
-import { emit } from "./bus.js";
+import { emit, on } from "./bus.js";
+import { applySource, tokenLabels } from "./inputs.js";
 import "./panels/index.js";
 import { loadLanguage, pickLanguage, t, applyTranslations } from "./i18n.js";
 import { D_FF_STEPS, D_MODEL_STEPS, ladder } from "./ladders.js";
@@ -46,7 +47,7 @@ function requestBody() {
     body.num_tokens = state.tokens;
     body.input_seed = state.input_seed;
   }
-  return body;
+  return applySource(body, state); // own data or typed text (static/js/panels/source.js)
 }
 
 function tokenCount() {
@@ -187,7 +188,8 @@ async function run() {
   const forward = forwardRequester.post("/api/forward", body).then(async (answer) => {
     if (answer.stale) return;
     lastForward = answer.data;
-    await Promise.all([renderFlow(answer.data), renderSparsity(answer.data)]);
+    const labels = { yLabels: tokenLabels(answer.data.tokens) };
+    await Promise.all([renderFlow(answer.data, labels), renderSparsity(answer.data, labels)]);
     renderReadout(answer.data);
     await emit("forward", { data: answer.data, body, state });
     setStatus(t("status.ready", { torch: torchVersion, ms: Math.round(answer.ms) }), "ready");
@@ -197,7 +199,7 @@ async function run() {
   const perturb = perturbRequester.post("/api/perturb", perturbBody).then(async (answer) => {
     if (answer.stale) return;
     lastPerturb = answer.data;
-    await renderPerturb(answer.data);
+    await renderPerturb(answer.data, { yLabels: tokenLabels(answer.data.tokens) });
     await emit("perturb", { data: answer.data, body: perturbBody, state });
     document.body.dataset.perturbSeq = String(perturbRequester.seq);
   });
@@ -206,12 +208,15 @@ async function run() {
 
 function rerender() {
   if (lastForward) {
-    renderFlow(lastForward);
-    renderSparsity(lastForward);
+    renderFlow(lastForward, { yLabels: tokenLabels(lastForward.tokens) });
+    renderSparsity(lastForward, { yLabels: tokenLabels(lastForward.tokens) });
     renderReadout(lastForward);
   }
-  if (lastPerturb) renderPerturb(lastPerturb);
+  if (lastPerturb) renderPerturb(lastPerturb, { yLabels: tokenLabels(lastPerturb.tokens) });
 }
+
+// Panels change settings through the same path as the controls (e.g. the input source).
+on("change", (updates) => change(updates));
 
 async function start() {
   await loadLanguage(pickLanguage(state.lang), boot.i18n);

@@ -16,6 +16,9 @@ export function makeSchema(boot) {
     position: { type: "int", default: 0, min: 0, max: limits.max_tokens - 1 },
     scale: { type: "float", default: 1, min: 0, max: 5 },
     lang: { type: "enum", default: "", values: ["", "en", "zh-CN"] },
+    source: { type: "enum", default: "random", values: ["random", "own", "text"] },
+    text: { type: "string", default: "The cat sat on the mat.", maxLength: limits.max_text_chars ?? 500 },
+    layer: { type: "int", default: 0, min: 0, max: 5 },
   };
 }
 
@@ -32,6 +35,8 @@ function parseValue(spec, raw) {
     }
     case "bool":
       return raw === "1" || raw === "true" ? true : raw === "0" || raw === "false" ? false : undefined;
+    case "string":
+      return raw.length <= spec.maxLength ? raw : undefined;
     case "enum":
       return spec.values.includes(raw) ? raw : undefined;
     default:

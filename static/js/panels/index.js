@@ -1,4 +1,7 @@
 // Extra panels register themselves on the bus when imported; one line per panel.
+import "./source.js";
+import "./contrast.js";
+import "./neuron.js";
 import "./attention.js";
 import "./block.js";
 import "./variants.js";
