@@ -8,7 +8,6 @@ from fastapi import APIRouter, Response
 from app.api import runner_block, runner_contrast
 from app.api.deps import CacheDep, SettingsDep
 from app.api.encoding import json_response
-from app.api.schemas import ForwardRequest, PerturbRequest
 from app.api.schemas_teaching import (
     AttentionVsFFNRequest,
     AttentionVsFFNResponse,
@@ -20,6 +19,8 @@ from app.api.schemas_teaching import (
     DropoutRequest,
     DropoutResponse,
     MisconceptionsResponse,
+    SeededForwardRequest,
+    SeededPerturbRequest,
     VariantsRequest,
     VariantsResponse,
 )
@@ -54,7 +55,7 @@ def post_budget(req: BudgetRequest, settings: SettingsDep) -> Response:
 
 
 @router.post("/conv1d-check", response_model=Conv1dResponse)
-def post_conv1d_check(req: ForwardRequest, cache: CacheDep) -> Response:
+def post_conv1d_check(req: SeededForwardRequest, cache: CacheDep) -> Response:
     """max |FFN(x) − Conv1d(Conv1d(x))| with kernel-size-1 convolutions of the same weights."""
     return json_response(runner_block.conv1d_check(req, cache))
 
@@ -66,6 +67,8 @@ def post_dropout(req: DropoutRequest, cache: CacheDep) -> Response:
 
 
 @router.post("/misconceptions", response_model=MisconceptionsResponse)
-def post_misconceptions(req: PerturbRequest, cache: CacheDep, settings: SettingsDep) -> Response:
+def post_misconceptions(
+    req: SeededPerturbRequest, cache: CacheDep, settings: SettingsDep
+) -> Response:
     """Checks: two linear maps not one, no mixing of tokens, one W1 for every position."""
     return json_response(runner_contrast.misconceptions(req, cache, settings))

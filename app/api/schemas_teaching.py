@@ -42,7 +42,29 @@ def check_heads(d_model: int, num_heads: int) -> None:
         )
 
 
-class AttentionVsFFNRequest(PerturbRequest):
+class SeededOnly(BaseModel):
+    """Mixin: the teaching views run on seeded or submitted weights, not the pretrained model."""
+
+    @model_validator(mode="after")
+    def _reject_pretrained(self) -> SeededOnly:
+        model = getattr(self, "model", None)
+        if model is not None:
+            raise ValueError(
+                f"model = {model!r} is not supported here: the teaching views run on seeded "
+                "or submitted weights; use /api/forward or /api/perturb for the pretrained layer"
+            )
+        return self
+
+
+class SeededForwardRequest(SeededOnly, ForwardRequest):
+    """The forward body, without the pretrained model."""
+
+
+class SeededPerturbRequest(SeededOnly, PerturbRequest):
+    """The perturb body, without the pretrained model."""
+
+
+class AttentionVsFFNRequest(SeededOnly, PerturbRequest):
     """Body of POST /api/attention-vs-ffn: the perturb body plus the attention's shape."""
 
     model_config = ConfigDict(
@@ -70,7 +92,7 @@ class AttentionVsFFNRequest(PerturbRequest):
         return self
 
 
-class BlockRequest(ForwardRequest):
+class BlockRequest(SeededOnly, ForwardRequest):
     """Body of POST /api/block: the forward body plus where the LayerNorm goes."""
 
     norm: Literal["post", "pre"] = Field(
@@ -78,7 +100,7 @@ class BlockRequest(ForwardRequest):
     )
 
 
-class VariantsRequest(ForwardRequest):
+class VariantsRequest(SeededOnly, ForwardRequest):
     """Body of POST /api/variants: one input through ReLU, GELU, SiLU, SwiGLU and GeGLU.
 
     `activation` is ignored (every variant runs). With `match_params`, the gated variants
@@ -107,7 +129,7 @@ class VariantsRequest(ForwardRequest):
         return self
 
 
-class BudgetRequest(ForwardRequest):
+class BudgetRequest(SeededOnly, ForwardRequest):
     """Body of POST /api/budget: shapes only (tokens and weights are not needed)."""
 
     num_heads: int = Field(1, ge=1, description="attention heads h (must divide d_model)")
@@ -118,7 +140,7 @@ class BudgetRequest(ForwardRequest):
         return self
 
 
-class DropoutRequest(ForwardRequest):
+class DropoutRequest(SeededOnly, ForwardRequest):
     """Body of POST /api/dropout: the forward body; `dropout` is p, `dropout_seed` the mask.
 
     Both modes are always computed; `mode` picks which one the page shows first.

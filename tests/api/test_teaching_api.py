@@ -265,3 +265,23 @@ def test_misconceptions(client: TestClient, activation: str, layers: int) -> Non
     assert shared["tokens"][0] == 1 and shared["tokens"][-1] == 64
     assert shared["flops"] == sorted(shared["flops"]) and shared["flops"][0] < shared["flops"][-1]
     assert shared["row_by_row_max_abs_diff"] < 1e-5
+
+
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "attention-vs-ffn",
+        "block",
+        "variants",
+        "budget",
+        "conv1d-check",
+        "dropout",
+        "misconceptions",
+    ],
+)
+def test_teaching_views_refuse_the_pretrained_model_clearly(client, endpoint):
+    """They would otherwise silently run a seeded FFN while the page shows MiniLM."""
+    body = {"model": "minilm-l6", "layer": 1, "text": "The cat sat."}
+    r = client.post(f"/api/{endpoint}", json=body)
+    assert r.status_code == 422
+    assert "model = 'minilm-l6' is not supported here" in r.text

@@ -42,6 +42,14 @@ export function panel(spec) {
   }
 
   on(spec.event, ({ body, state: s }) => {
+    if (body.model) {
+      // The pretrained layer has no seeded attention/variants to compare: say so plainly.
+      base = null;
+      section.dataset.unavailable = "pretrained";
+      if (error) error.textContent = t("teaching.pretrained_unavailable");
+      return;
+    }
+    delete section.dataset.unavailable;
     base = body;
     state = s;
     refresh(); // not awaited: the core's status line does not wait for the teaching panels
