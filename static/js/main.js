@@ -182,6 +182,16 @@ function showError(err) {
   else setStatus(t("status.network"), "error");
 }
 
+/** The disabled sliders show the shape that really ran (e.g. the pretrained layer's). */
+function showActualShape(config) {
+  $("d_model-value").textContent = String(config.d_model);
+  $("d_ff-value").textContent = String(config.d_ff);
+  $("tokens-value").textContent = String(config.num_tokens);
+  $("ratio").textContent = t("controls.ratio", {
+    ratio: (config.d_ff / config.d_model).toFixed(2).replace(/\.?0+$/, ""),
+  });
+}
+
 async function run() {
   setStatus(t("status.loading"), "loading");
   const body = requestBody();
@@ -191,6 +201,7 @@ async function run() {
     const labels = { yLabels: tokenLabels(answer.data.tokens) };
     await Promise.all([renderFlow(answer.data, labels), renderSparsity(answer.data, labels)]);
     renderReadout(answer.data);
+    showActualShape(answer.data.config);
     await emit("forward", { data: answer.data, body, state });
     setStatus(t("status.ready", { torch: torchVersion, ms: Math.round(answer.ms) }), "ready");
     document.body.dataset.forwardSeq = String(forwardRequester.seq);
