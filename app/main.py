@@ -11,6 +11,8 @@ from fastapi.staticfiles import StaticFiles
 
 import app as app_package
 from app.api import errors, pages, routes_ffn, routes_meta
+from app.api.compute import ComputePools
+from app.api.limits import BodySizeLimitMiddleware
 from app.api.security import SecurityHeadersMiddleware
 from app.config import Settings, get_settings
 from app.model.cache import WeightCache
@@ -24,6 +26,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.weight_cache = WeightCache(settings.weight_cache_bytes)
+        app.state.compute_pools = ComputePools(settings)
         yield
 
     app = FastAPI(
@@ -32,11 +35,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         summary="A real PyTorch position-wise feed-forward network, step by step.",
         lifespan=lifespan,
     )
-    app.add_middleware(SecurityHeadersMiddleware, frame_ancestors=settings.frame_ancestors)
+    # Innermost first: the last one added sees every response, 413 and 500 included.
+    app.add_middleware(errors.InternalErrorMiddleware)
+    app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"]
         )
+    app.add_middleware(SecurityHeadersMiddleware, frame_ancestors=settings.frame_ancestors)
     errors.install(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(routes_meta.router)

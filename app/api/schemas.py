@@ -9,6 +9,7 @@ the value and what is allowed.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, Literal
 
 import numpy as np
@@ -41,26 +42,54 @@ def as_float_array(value: Any, field: str, ndim: int) -> npt.NDArray[np.float32]
                 f"{field} must be a rectangular list of numbers; row lengths are {lengths}"
             ) from None
         raise ValueError(f"{field} must be a list of numbers") from None
+    if array.size == 0:
+        raise ValueError(f"{field} must not be empty: give at least one row of numbers")
     if array.ndim != ndim:
         kind = "a list of rows of numbers" if ndim == 2 else "a flat list of numbers"
         raise ValueError(f"{field} must be {kind}, got {array.ndim} nesting level(s)")
-    if array.size == 0:
-        raise ValueError(f"{field} must not be empty")
     bad = ~np.isfinite(array) | (np.abs(array) > limit)
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         where = "".join(f"[{i}]" for i in index)
         raise ValueError(
-            f"{field}{where} = {array[index]!r} is not allowed: values must be finite "
+            f"{field}{where} = {float(array[index])!r} is not allowed: values must be finite "
             f"and within ±{limit:g} (setting max_abs_value)"
         )
     return array.astype(np.float32)
 
 
+_ALLOWED_CONTROL = frozenset("\t\n\r")
+
+
+def check_text(value: str, field: str = "text") -> str:
+    """Validate text for the pretrained model before it is tokenised.
+
+    Any Unicode letters, digits, punctuation and emoji are fine; rejected with a
+    ValueError that names the field, the value and the rule: an empty or blank text,
+    more than `max_text_chars` characters, and control characters other than tab and
+    newline (e.g. NUL, ESC).
+    """
+    limit = get_settings().max_text_chars
+    if not value.strip():
+        raise ValueError(f"{field} is empty: type between 1 and {limit:,} characters")
+    if len(value) > limit:
+        raise ValueError(
+            f"{field} has {len(value):,} characters; the limit is {limit:,} "
+            "(setting max_text_chars)"
+        )
+    for i, char in enumerate(value):
+        if unicodedata.category(char) in ("Cc", "Cs") and char not in _ALLOWED_CONTROL:
+            raise ValueError(
+                f"{field}[{i}] is the control character U+{ord(char):04X}, which is not "
+                "allowed: use letters, digits, punctuation, spaces, tabs and newlines"
+            )
+    return value
+
+
 class WeightsIn(BaseModel):
     """User-supplied weights in the paper's orientation; they replace the seeded ones."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     w1: Matrix = Field(description="[d_model, d_ff], the up-projection")
     b1: Vector | None = Field(None, description="[d_ff]; required when bias is true")
@@ -79,6 +108,7 @@ class ForwardRequest(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,  # "16" is not a number: strings where numbers belong are a 422
         allow_inf_nan=False,
         json_schema_extra={
             "examples": [
@@ -380,3 +410,9 @@ class HealthOut(BaseModel):
     fastapi: str
     plotly: str
     python: str
+
+
+class ErrorOut(BaseModel):
+    """An error that is not about one field: 413 (body too large), 503 (busy), 500."""
+
+    detail: str = Field(description="what went wrong, the value and the limit")
