@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -59,6 +59,17 @@ class Settings(BaseSettings):
         "*", description="CSP frame-ancestors: who may embed the page ('none', 'self', hosts, *)"
     )
     cors_origins: list[str] = Field(default_factory=list, description="CORS origins; none by default")
+
+    @field_validator("frame_ancestors")
+    @classmethod
+    def _one_directive(cls, value: str) -> str:
+        """A source list only: a ';', ',' or control character would inject CSP directives."""
+        if not value.strip() or any(c in value for c in ";,\r\n\x00"):
+            raise ValueError(
+                f"frame_ancestors = {value!r} must be a CSP source list such as "
+                "\"*\", \"'self'\", \"'none'\" or \"https://school.example\""
+            )
+        return value.strip()
 
 
 @lru_cache

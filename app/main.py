@@ -34,6 +34,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=app_package.__version__,
         summary="A real PyTorch position-wise feed-forward network, step by step.",
         lifespan=lifespan,
+        # Swagger UI and ReDoc load their scripts from a CDN: no external hosts (the CSP
+        # would block them anyway). The schema itself stays at /openapi.json.
+        docs_url=None,
+        redoc_url=None,
     )
     # Innermost first: the last one added sees every response, 413 and 500 included.
     app.add_middleware(errors.InternalErrorMiddleware)

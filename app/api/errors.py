@@ -12,8 +12,10 @@ import math
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.encoding import json_response
@@ -141,6 +143,20 @@ class InternalErrorMiddleware:
             raise
 
 
+async def http_error(request: Request, exc: Exception) -> Response:
+    """FastAPI's HTTP errors, except that a body that is not UTF-8 is a 422 like other non-JSON.
+
+    FastAPI answers such a body with a vague 400 "There was an error parsing the body".
+    """
+    cause = exc.__cause__
+    if isinstance(exc, StarletteHTTPException) and isinstance(cause, UnicodeDecodeError):
+        msg = f"the request body is not valid JSON: it is not UTF-8 text (byte {cause.start})"
+        error = {"loc": ["body"], "msg": msg, "type": "json_invalid"}
+        return json_response({"detail": [error]}, status_code=422)
+    return await http_exception_handler(request, exc)  # type: ignore[arg-type]
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers on `app`."""
     app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)

@@ -21,7 +21,7 @@ TINY_W = {"w1": [[1.0, 2.0], [3.0, 4.0]], "b1": [0.0, 0.0], "w2": [[1.0, 0.0], [
           "b2": [0.0, 0.0]}  # fmt: skip
 
 
-def raw(text: str) -> dict[str, Any]:
+def raw(text: str | bytes) -> dict[str, Any]:
     return {"raw": text}
 
 
@@ -89,6 +89,8 @@ CASES = [
     pytest.param(FORWARD, raw("d_model=16"), 422, ["not valid JSON"], "body", id="non-json"),
     pytest.param(FORWARD, raw('{"d_model": 16,'), 422, ["not valid JSON"], "body",
                  id="truncated-json"),
+    pytest.param(FORWARD, {"raw": b'{"activation": "\xff"}'}, 422, ["not UTF-8"], "body",
+                 id="not-utf8-bytes"),
     pytest.param(FORWARD, raw("[1, 2, 3]"), 422, ["must be a JSON object"], "body",
                  id="json-array-not-object"),
     pytest.param(FORWARD, raw('{"activation": "\\ud800"}'), 422, ["unknown activation"],
