@@ -1,9 +1,11 @@
 """Request body size limit (pure ASGI middleware): 413 before a large body is read in full.
 
-A declared `Content-Length` over the limit is refused before a single body byte is read.
+A declared `Content-Length` over the limit is refused before a single body byte is kept.
 A body without one (chunked transfer encoding) is read chunk by chunk and refused as soon
 as the running total passes the limit, so the server never holds more than
-`max_body_bytes` of any request. The limit is `Settings.max_body_bytes`.
+`max_body_bytes` of any request. The limit is `Settings.max_body_bytes`. The rest of a
+refused body is read and discarded (up to 8x the limit) before the 413 is sent, so that a
+client that is still sending can read the answer instead of a reset connection.
 """
 
 from __future__ import annotations
@@ -48,19 +50,42 @@ class BodySizeLimitMiddleware:
             body = message.get("body", b"")
             total += len(body)
             if total > self.max_body_bytes:
-                await self._refuse(scope, receive, send, None)
+                ended = not message.get("more_body", False)
+                await self._refuse(scope, receive, send, None, ended=ended)
                 return
             chunks.append(body)
             if not message.get("more_body", False):
                 break
         await self.app(scope, _replay(b"".join(chunks), receive), send)
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send, size: int | None) -> None:
+    async def _refuse(
+        self, scope: Scope, receive: Receive, send: Send, size: int | None, ended: bool = False
+    ) -> None:
         response = json_response(
             {"detail": too_large_message(self.max_body_bytes, size)}, status_code=413
         )
-        response.headers["connection"] = "close"
+        # Read the rest of the body and throw it away (nothing is kept), so that the client,
+        # which is still sending, can read the answer; past DRAIN_FACTOR x the limit, close.
+        if not ended and not await _drain(receive, DRAIN_FACTOR * self.max_body_bytes):
+            response.headers["connection"] = "close"
         await response(scope, receive, send)
+
+
+DRAIN_FACTOR = 8
+"""A refused body is read and discarded up to this many times max_body_bytes."""
+
+
+async def _drain(receive: Receive, budget: int) -> bool:
+    """Discard body chunks until the body ends (True) or `budget` bytes were seen (False)."""
+    seen = 0
+    while seen <= budget:
+        message = await receive()
+        if message["type"] != "http.request":
+            return False
+        seen += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            return True
+    return False
 
 
 def _content_length(scope: Scope) -> int | None:

@@ -250,8 +250,14 @@ class PerturbRequest(ForwardRequest):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
-                {"d_model": 16, "d_ff": 64, "activation": "gelu", "num_tokens": 6, "position": 2,
-                 "scale": 1.0}
+                {
+                    "d_model": 16,
+                    "d_ff": 64,
+                    "activation": "gelu",
+                    "num_tokens": 6,
+                    "position": 2,
+                    "scale": 1.0,
+                }
             ]
         }
     )
