@@ -58,7 +58,9 @@ class Settings(BaseSettings):
     frame_ancestors: str = Field(
         "*", description="CSP frame-ancestors: who may embed the page ('none', 'self', hosts, *)"
     )
-    cors_origins: list[str] = Field(default_factory=list, description="CORS origins; none by default")
+    cors_origins: list[str] = Field(
+        default_factory=list, description="CORS origins; none by default"
+    )
 
     @field_validator("frame_ancestors")
     @classmethod

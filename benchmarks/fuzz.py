@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import schemathesis
 from hypothesis import HealthCheck, given, seed, settings
@@ -95,7 +96,7 @@ def fuzz_operation(
         suppress_health_check=list(HealthCheck),
     )
     @given(case=strategy)
-    def run(case: schemathesis.Case) -> None:
+    def run(case: schemathesis.Case[Any]) -> None:
         response = case.call_and_validate(checks=CHECKS)
         statuses[response.status_code] += 1
 

@@ -84,7 +84,11 @@ def _percentile(values: list[float], q: float) -> float:
 
 
 async def _client(
-    http: httpx.AsyncClient, deadline: float, rng: random.Random, samples: list[Any]
+    http: httpx.AsyncClient,
+    deadline: float,
+    rng: random.Random,
+    samples: list[Any],
+    think: float = 0.0,
 ) -> None:
     kinds = list(MIX)
     weights = [MIX[k][0] for k in kinds]
@@ -104,16 +108,31 @@ async def _client(
         except httpx.HTTPError as exc:
             status = type(exc).__name__
         samples.append((kind, expected, status, (time.perf_counter() - t0) * 1000))
+        if think:
+            await asyncio.sleep(rng.uniform(0, 2 * think))
 
 
-async def run_load(base: str, clients: int, duration: float, seed: int = 0) -> Report:
-    """Run `clients` concurrent clients against `base` for `duration` seconds."""
+async def run_load(
+    base: str, clients: int, duration: float, seed: int = 0, think: float = 0.0
+) -> Report:
+    """Run `clients` concurrent clients against `base` for `duration` seconds.
+
+    Each client sends its next request as soon as the last one is answered, or after a
+    random pause of 0 to 2 x `think` seconds (a student reading the plot).
+    """
     samples: list[Any] = []
     deadline = time.monotonic() + duration
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    # Idle connections are dropped by the client before uvicorn's 5 s keep-alive timeout,
+    # or a request sent on a connection the server is closing fails (a client-side race).
+    limits = httpx.Limits(
+        max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=2.0
+    )
     async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
         await asyncio.gather(
-            *(_client(http, deadline, random.Random(seed + i), samples) for i in range(clients))
+            *(
+                _client(http, deadline, random.Random(seed + i), samples, think)
+                for i in range(clients)
+            )
         )
     report = Report(clients=clients, duration_s=duration, requests=len(samples))
     by_status: Counter[str] = Counter()
@@ -165,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--url", help="an already running server (default: start one)")
     parser.add_argument("--workers", type=int, default=1, help="workers of the started server")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--think", type=float, default=0.0, help="mean pause between requests")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
     proc = None
@@ -179,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
                     if body is None or isinstance(body, dict):
                         http.request(method, url, json=body)
         before = rss_bytes(proc.pid) if proc is not None else None
-        report = asyncio.run(run_load(base, args.clients, args.duration, args.seed))
+        report = asyncio.run(run_load(base, args.clients, args.duration, args.seed, args.think))
         if proc is not None and before is not None:
             report.rss_before_mb = before / 2**20
             report.rss_after_mb = rss_bytes(proc.pid) / 2**20

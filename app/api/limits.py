@@ -4,12 +4,13 @@ A declared `Content-Length` over the limit is refused before a single body byte 
 A body without one (chunked transfer encoding) is read chunk by chunk and refused as soon
 as the running total passes the limit, so the server never holds more than
 `max_body_bytes` of any request. The limit is `Settings.max_body_bytes`. The rest of a
-refused body is read and discarded (up to 8x the limit) before the 413 is sent, so that a
+refused body is read and discarded (up to 8x the limit, 10 s) before the 413 is sent, so that a
 client that is still sending can read the answer instead of a reset connection.
 """
 
 from __future__ import annotations
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.encoding import json_response
@@ -65,14 +66,22 @@ class BodySizeLimitMiddleware:
             {"detail": too_large_message(self.max_body_bytes, size)}, status_code=413
         )
         # Read the rest of the body and throw it away (nothing is kept), so that the client,
-        # which is still sending, can read the answer; past DRAIN_FACTOR x the limit, close.
-        if not ended and not await _drain(receive, DRAIN_FACTOR * self.max_body_bytes):
+        # which is still sending, can read the answer. A body over DRAIN_FACTOR x the limit,
+        # or one that does not arrive within DRAIN_SECONDS, is not waited for: close.
+        budget = DRAIN_FACTOR * self.max_body_bytes
+        drained = ended
+        if not ended and (size is None or size <= budget):
+            with anyio.move_on_after(DRAIN_SECONDS):
+                drained = await _drain(receive, budget)
+        if not drained:
             response.headers["connection"] = "close"
         await response(scope, receive, send)
 
 
 DRAIN_FACTOR = 8
 """A refused body is read and discarded up to this many times max_body_bytes."""
+DRAIN_SECONDS = 10.0
+"""... and for at most this long."""
 
 
 async def _drain(receive: Receive, budget: int) -> bool:

@@ -72,3 +72,35 @@ def test_raw_path_traversal_on_the_real_server(server: str, path: str) -> None:
     assert status in (400, 404), answer[:200]
     for secret in (b"class Settings", b"root:", b"[project]"):
         assert secret not in answer
+
+
+def test_same_bytes_under_concurrency(server: str) -> None:
+    """20 identical requests at once, next to large ones, all get the same bytes."""
+    small = {"d_model": 64, "d_ff": 256, "activation": "silu", "num_tokens": 8}
+    large = {"d_model": 1024, "d_ff": 4096, "num_tokens": 16}
+
+    async def main() -> list[bytes]:
+        async with httpx.AsyncClient(base_url=server, timeout=60) as http:
+            calls = [http.post("/api/forward", json=small) for _ in range(20)]
+            calls += [http.post("/api/forward", json=large) for _ in range(2)]
+            responses = await asyncio.gather(*calls)
+        assert all(r.status_code == 200 for r in responses)
+        return [r.content for r in responses[:20]]
+
+    bodies = asyncio.run(main())
+    assert len(set(bodies)) == 1
+    assert httpx.post(f"{server}/api/forward", json=small).content == bodies[0]
+
+
+def test_huge_declared_body_is_refused_at_once(server: str) -> None:
+    """A 10 GB Content-Length is answered 413 before any body byte arrives (never hangs)."""
+    host, port = server.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(
+            f"POST /api/forward HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {10 * 1024**3}\r\n\r\n".encode()
+        )
+        answer = s.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:100]
+    assert b"10,737,418,240 bytes" in answer
+    assert b"connection: close" in answer.lower()
