@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -33,7 +33,20 @@ class Settings(BaseSettings):
     max_abs_value: float = Field(
         1e4, gt=0, description="largest |value| in submitted tokens, weights and deltas"
     )
-    max_body_bytes: int = Field(16 * 1024 * 1024, ge=1024, description="largest request body")
+    max_body_bytes: int = Field(
+        16 * 1024 * 1024, ge=1024, description="largest request body in bytes (answered with 413)"
+    )
+    request_timeout_s: float = Field(
+        20.0, gt=0, description="time budget of one FFN request, queueing included (503 after)"
+    )
+    light_workers: int = Field(8, ge=1, description="threads for light requests (small FFNs)")
+    heavy_workers: int = Field(1, ge=1, description="threads for heavy requests (large FFNs)")
+    heavy_min_params: int = Field(
+        4_000_000, ge=0, description="an FFN with more parameters than this runs in the heavy pool"
+    )
+    heavy_min_flops: int = Field(
+        500_000_000, ge=0, description="a forward pass with more FLOPs runs in the heavy pool"
+    )
     weight_cache_bytes: int = Field(
         768 * 1024 * 1024, ge=0, description="bytes of seeded weights kept in the LRU cache"
     )
@@ -63,6 +76,17 @@ class Settings(BaseSettings):
     cors_origins: list[str] = Field(
         default_factory=list, description="CORS origins; none by default"
     )
+
+    @field_validator("frame_ancestors")
+    @classmethod
+    def _one_directive(cls, value: str) -> str:
+        """A source list only: a ';', ',' or control character would inject CSP directives."""
+        if not value.strip() or any(c in value for c in ";,\r\n\x00"):
+            raise ValueError(
+                f"frame_ancestors = {value!r} must be a CSP source list such as "
+                '"*", "\'self\'", "\'none\'" or "https://school.example"'
+            )
+        return value.strip()
 
 
 @lru_cache

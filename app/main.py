@@ -19,6 +19,8 @@ from app.api import (
     routes_pretrained,
     routes_teaching,
 )
+from app.api.compute import ComputePools
+from app.api.limits import BodySizeLimitMiddleware
 from app.api.security import SecurityHeadersMiddleware
 from app.config import Settings, get_settings
 from app.model.cache import WeightCache
@@ -32,6 +34,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.weight_cache = WeightCache(settings.weight_cache_bytes)
+        app.state.compute_pools = ComputePools(settings)
         yield
 
     app = FastAPI(
@@ -39,12 +42,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version=app_package.__version__,
         summary="A real PyTorch position-wise feed-forward network, step by step.",
         lifespan=lifespan,
+        # Swagger UI and ReDoc load their scripts from a CDN: no external hosts (the CSP
+        # would block them anyway). The schema itself stays at /openapi.json.
+        docs_url=None,
+        redoc_url=None,
     )
-    app.add_middleware(SecurityHeadersMiddleware, frame_ancestors=settings.frame_ancestors)
+    # Innermost first: the last one added sees every response, 413 and 500 included.
+    app.add_middleware(errors.InternalErrorMiddleware)
+    app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.max_body_bytes)
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"]
         )
+    app.add_middleware(SecurityHeadersMiddleware, frame_ancestors=settings.frame_ancestors)
     errors.install(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(routes_meta.router)

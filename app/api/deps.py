@@ -1,4 +1,4 @@
-"""FastAPI dependencies: settings and the shared weight cache."""
+"""FastAPI dependencies: settings, the shared weight cache and the compute pools."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from app.api.compute import ComputePools
 from app.config import Settings, get_settings
 from app.model.cache import WeightCache
 
@@ -16,5 +17,12 @@ def get_cache(request: Request) -> WeightCache:
     return cache
 
 
+def get_pools(request: Request) -> ComputePools:
+    """The app's compute pools (light and heavy) with the time budget, made in the lifespan."""
+    pools: ComputePools = request.app.state.compute_pools
+    return pools
+
+
 SettingsDep = Annotated[Settings, Depends(get_settings)]
 CacheDep = Annotated[WeightCache, Depends(get_cache)]
+PoolsDep = Annotated[ComputePools, Depends(get_pools)]

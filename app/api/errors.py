@@ -1,29 +1,106 @@
 """Error responses: 422 with a message that names the field, the value and what is allowed.
 
 Never a traceback, never a file path; a submitted value is echoed only when it is short.
+An unexpected exception becomes a 500 JSON answer with a fixed message (the traceback goes
+to the server's log only), sent inside the security-headers middleware so that it carries
+the same headers as every other response.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.encoding import json_response
 
 _MAX_ECHO = 200
+_MAX_JSON_INT = 2**53  # larger integers are echoed as strings (orjson and JS stop at 64/53 bits)
+
+INTERNAL_ERROR = (
+    "internal error: the server could not answer this request. It has been logged; "
+    "please tell the person running FFN Lab what you sent."
+)
+
+
+def echo(value: Any) -> Any:
+    """`value` as it may appear in an error body: JSON-safe and short, or None to omit it."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return value if abs(value) <= _MAX_JSON_INT else str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if isinstance(value, str):
+        return value if len(value) <= _MAX_ECHO else None
+    if isinstance(value, dict):
+        return None
+    text = repr(value)
+    return text if len(text) <= _MAX_ECHO else None
+
+
+def _message(error: dict[str, Any]) -> str:
+    kind = error.get("type")
+    msg = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+    loc = tuple(error.get("loc", ()))
+    if kind == "json_invalid":
+        reason = (error.get("ctx") or {}).get("error", "")
+        return (
+            f"the request body is not valid JSON ({reason})"
+            if reason
+            else ("the request body is not valid JSON")
+        )
+    if kind in ("model_attributes_type", "dict_type") and loc == ("body",):
+        return "the request body must be a JSON object, sent as Content-Type: application/json"
+    if kind == "missing" and loc == ("body",):
+        return "the request body is empty: send a JSON object"
+    if kind == "extra_forbidden" and loc:
+        return f"unknown field {loc[-1]!r}: it is not part of this endpoint's request body"
+    got = _display(error.get("input"))
+    if kind != "value_error" and got is not None:
+        return f"{msg} (got {got})"
+    return msg
+
+
+def _display(value: Any) -> str | None:
+    """A short text of a submitted scalar for a message, or None for containers."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        text = str(value)
+        return text if len(text) <= 40 else f"{text[:12]}... ({len(text)} digits)"
+    if isinstance(value, float):
+        shown = echo(value)
+        return shown if isinstance(shown, str) else repr(value)
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 60 else f"{value[:40]!r}... ({len(value)} characters)"
+    return None
+
+
+def safe_text(text: str) -> str:
+    """`text` with lone surrogates (valid in JSON, not in UTF-8) written as \\udxxx escapes."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _clean(error: dict[str, Any]) -> dict[str, Any]:
-    msg = str(error.get("msg", "invalid value"))
-    msg = msg.removeprefix("Value error, ")
-    out: dict[str, Any] = {"loc": list(error.get("loc", ())), "msg": msg, "type": error.get("type")}
-    value = error.get("input")
-    text = repr(value)
-    if value is not None and len(text) <= _MAX_ECHO and not isinstance(value, dict):
-        out["input"] = value if isinstance(value, int | float | str | bool) else text
+    shown = echo(error.get("input"))
+    out: dict[str, Any] = {
+        "loc": [safe_text(p) if isinstance(p, str) else p for p in error.get("loc", ())],
+        "msg": safe_text(_message(error)),
+        "type": error.get("type"),
+    }
+    if shown is not None:
+        out["input"] = safe_text(shown) if isinstance(shown, str) else shown
     return out
 
 
@@ -34,6 +111,52 @@ async def validation_error(request: Request, exc: Exception) -> Response:
     return json_response({"detail": [_clean(e) for e in exc.errors()]}, status_code=422)
 
 
+class InternalErrorMiddleware:
+    """Turns an unhandled exception into 500 JSON {"detail": INTERNAL_ERROR}.
+
+    The exception is re-raised after the answer is sent so that the server logs it; the
+    client never sees a traceback, an exception text or a file path.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def track(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, track)
+        except Exception:
+            if not started:
+                await json_response({"detail": INTERNAL_ERROR}, status_code=500)(
+                    scope, receive, send
+                )
+            raise
+
+
+async def http_error(request: Request, exc: Exception) -> Response:
+    """FastAPI's HTTP errors, except that a body that is not UTF-8 is a 422 like other non-JSON.
+
+    FastAPI answers such a body with a vague 400 "There was an error parsing the body".
+    """
+    cause = exc.__cause__
+    if isinstance(exc, StarletteHTTPException) and isinstance(cause, UnicodeDecodeError):
+        msg = f"the request body is not valid JSON: it is not UTF-8 text (byte {cause.start})"
+        error = {"loc": ["body"], "msg": msg, "type": "json_invalid"}
+        return json_response({"detail": [error]}, status_code=422)
+    return await http_exception_handler(request, exc)  # type: ignore[arg-type]
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers on `app`."""
     app.add_exception_handler(RequestValidationError, validation_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)

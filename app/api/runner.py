@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
+from app.api.compute import checkpoint
 from app.api.schemas import ForwardRequest, PerturbRequest
 from app.config import Settings
 from app.model.cache import WeightCache
@@ -69,9 +70,11 @@ def config_out(req: ForwardRequest, config: FFNConfig) -> dict[str, Any]:
 def forward(req: ForwardRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/forward returns (see `ForwardResponse`)."""
     model = build_model(req, cache)
+    checkpoint()
     config = model.config
     x = input_tokens(req)
     trace = run_trace(model, x, req)
+    checkpoint()
     threshold = (
         req.sparsity_threshold
         if req.sparsity_threshold is not None
@@ -123,6 +126,7 @@ def perturb(req: PerturbRequest, cache: WeightCache) -> dict[str, Any]:
     rows that were not nudged are compared bit for bit.
     """
     model = build_model(req, cache)
+    checkpoint()
     x = input_tokens(req)
     given = req.delta_array
     if given is not None:
@@ -134,7 +138,9 @@ def perturb(req: PerturbRequest, cache: WeightCache) -> dict[str, Any]:
     x_perturbed = x.clone()
     x_perturbed[req.position] += nudge
     before = run_trace(model, x, req)
+    checkpoint()
     after = run_trace(model, x_perturbed, req)
+    checkpoint()
     stats = compare_outputs(before.output, after.output, req.position)
     return {
         "config": config_out(req, model.config),

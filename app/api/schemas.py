@@ -9,6 +9,7 @@ the value and what is allowed.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, Literal
 
 import numpy as np
@@ -59,10 +60,38 @@ def as_float_array(value: Any, field: str, ndim: int) -> npt.NDArray[np.float32]
     return array.astype(np.float32)
 
 
+_ALLOWED_CONTROL = frozenset("\t\n\r")
+
+
+def check_text(value: str, field: str = "text") -> str:
+    """Validate text for the pretrained model before it is tokenised.
+
+    Any Unicode letters, digits, punctuation and emoji are fine; rejected with a
+    ValueError that names the field, the value and the rule: an empty or blank text,
+    more than `max_text_chars` characters, and control characters other than tab and
+    newline (e.g. NUL, ESC).
+    """
+    limit = get_settings().max_text_chars
+    if not value.strip():
+        raise ValueError(f"{field} is empty: type between 1 and {limit:,} characters")
+    if len(value) > limit:
+        raise ValueError(
+            f"{field} has {len(value):,} characters; the limit is {limit:,} "
+            "(setting max_text_chars)"
+        )
+    for i, char in enumerate(value):
+        if unicodedata.category(char) in ("Cc", "Cs") and char not in _ALLOWED_CONTROL:
+            raise ValueError(
+                f"{field}[{i}] is the control character U+{ord(char):04X}, which is not "
+                "allowed: use letters, digits, punctuation, spaces, tabs and newlines"
+            )
+    return value
+
+
 class WeightsIn(BaseModel):
     """User-supplied weights in the paper's orientation; they replace the seeded ones."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
     w1: Matrix = Field(description="[d_model, d_ff], the up-projection")
     b1: Vector | None = Field(None, description="[d_ff]; required when bias is true")
@@ -81,6 +110,7 @@ class ForwardRequest(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,  # "16" is not a number: strings where numbers belong are a 422
         allow_inf_nan=False,
         json_schema_extra={
             "examples": [
@@ -174,20 +204,15 @@ class ForwardRequest(BaseModel):
 
     @model_validator(mode="after")
     def _check_pretrained(self) -> ForwardRequest:
-        settings = get_settings()
         if self.model is None:
             if self.text is not None:
                 raise ValueError("text needs a pretrained model: add model = 'minilm-l6'")
             return self
         if self.mode != "eval":
             raise ValueError(f"model = {self.model!r} runs in eval mode only, got mode = 'train'")
-        if self.text is None or not self.text.strip():
-            raise ValueError(f"model = {self.model!r} needs a non-empty text")
-        if len(self.text) > settings.max_text_chars:
-            raise ValueError(
-                f"text has {len(self.text)} characters; the limit is "
-                f"{settings.max_text_chars} (setting max_text_chars)"
-            )
+        if self.text is None:
+            raise ValueError(f"model = {self.model!r} needs a text")
+        check_text(self.text)
         return self
 
     def ffn_config(self) -> FFNConfig:
@@ -506,3 +531,9 @@ class HealthOut(BaseModel):
     fastapi: str
     plotly: str
     python: str
+
+
+class ErrorOut(BaseModel):
+    """An error that is not about one field: 413 (body too large), 503 (busy), 500."""
+
+    detail: str = Field(description="what went wrong, the value and the limit")
