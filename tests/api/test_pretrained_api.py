@@ -135,7 +135,7 @@ def test_text_limits(client, settings_env) -> None:  # type: ignore[no-untyped-d
     assert r.status_code == 422
     assert "21 characters; the limit is 20" in r.json()["detail"][0]["msg"]
     r = client.post("/api/forward", json={"model": "minilm-l6", "text": "   "})
-    assert "non-empty text" in r.json()["detail"][0]["msg"]
+    assert "text is empty" in r.json()["detail"][0]["msg"]
     r = client.post("/api/forward", json={"text": "hello"})
     assert "add model = 'minilm-l6'" in r.json()["detail"][0]["msg"]
 
