@@ -96,6 +96,7 @@ export function renderPerturb(data, { yLabels } = {}) {
       colors,
       filename: "ffn-perturbation-norms",
     }),
+    ...beforeAfter(data, yLabels),
     heatmap($("plot-delta"), data.output_delta, {
       title: t("perturb.diff"),
       xTitle: t("axis.feature"),
@@ -105,6 +106,19 @@ export function renderPerturb(data, { yLabels } = {}) {
       filename: "ffn-perturbation-difference",
     }),
   ]);
+}
+
+/** The output before and after the nudge, on one colour scale fixed by the larger of the two. */
+function beforeAfter(data, yLabels) {
+  const zmax = Math.max(maxAbs(data.output), maxAbs(data.output_perturbed));
+  const common = { xTitle: t("axis.feature"), yTitle: t("axis.position"), yLabels, zmax };
+  const before = $("plot-output-before");
+  const after = $("plot-output-after");
+  before.dataset.zmax = after.dataset.zmax = String(zmax);
+  return [
+    heatmap(before, data.output, { ...common, title: t("perturb.before"), filename: "ffn-output-before" }),
+    heatmap(after, data.output_perturbed, { ...common, title: t("perturb.after"), filename: "ffn-output-after" }),
+  ];
 }
 
 /** Parameter count, FLOPs and the formula with the current shapes. */

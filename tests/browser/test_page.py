@@ -50,6 +50,13 @@ def test_d_ff_slider_changes_hidden_width_and_perturbation_is_exact(page, server
     assert all(norms[i] == 0.0 for i in norms if i != 2)
     assert "position 1: 0" in items.nth(1).inner_text()
 
+    # Before/after share one colour scale, fixed by the larger of the two outputs.
+    before = page.locator("#plot-output-before")
+    assert before.get_attribute("data-zmax") == page.locator("#plot-output-after").get_attribute(
+        "data-zmax"
+    )
+    assert float(before.get_attribute("data-zmax") or 0) > 0
+
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "page.png"), full_page=False)
     assert page.recorder.foreign() == []
