@@ -10,7 +10,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 
 import app as app_package
-from app.api import errors, pages, routes_ffn, routes_meta
+from app.api import errors, pages, routes_ffn, routes_meta, routes_snapshot
 from app.api.security import SecurityHeadersMiddleware
 from app.config import Settings, get_settings
 from app.model.cache import WeightCache
@@ -41,5 +41,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(routes_meta.router)
     app.include_router(routes_ffn.router)
+    app.include_router(routes_snapshot.router)
     app.include_router(pages.router)
     return app

@@ -52,6 +52,7 @@ def boot_data() -> dict[str, Any]:
             "max_abs_value": settings.max_abs_value,
         },
         "sparsity_threshold": settings.sparsity_threshold,
+        "panels": list(PANELS),
         "i18n": i18n_catalogs(),
     }
 

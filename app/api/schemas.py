@@ -380,3 +380,18 @@ class HealthOut(BaseModel):
     fastapi: str
     plotly: str
     python: str
+
+
+class SnapshotRequest(PerturbRequest):
+    """Body of POST /api/snapshot: the perturb body plus the language of the titles."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {"d_model": 16, "d_ff": 64, "activation": "relu", "num_tokens": 6, "position": 2,
+                 "scale": 1.0, "lang": "zh-CN"}
+            ]
+        }
+    )
+
+    lang: Literal["en", "zh-CN"] = Field("en", description="language of titles and labels")
