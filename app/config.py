@@ -40,7 +40,9 @@ class Settings(BaseSettings):
         0.01, ge=0, description="default |h| below which a smooth activation counts as zero"
     )
     frame_ancestors: str = Field(
-        "*", description="CSP frame-ancestors: who may embed the page ('none', 'self', hosts, *)"
+        "*",
+        description="CSP frame-ancestors: who may embed the page ('none', 'self', hosts); "
+        "* = anyone, file:// slides too (the directive is then left out)",
     )
     cors_origins: list[str] = Field(default_factory=list, description="CORS origins; none by default")
 

@@ -15,8 +15,24 @@ export function initLesson(app) {
   const card = $("lesson");
   let shownStep = 0;
 
+  /** The step's settings; its panel is the first of its alternatives that the page has. */
   function stepState(n) {
-    return { ...LESSON_BASE, ...steps[n - 1].state };
+    const step = steps[n - 1];
+    const panels = app.schema.panel.values;
+    const panel = (step.panel || []).find((p) => panels.includes(p)) ?? "";
+    return { ...LESSON_BASE, ...step.state, panel };
+  }
+
+  /** Elements to highlight: each entry is a selector or a list of alternatives. */
+  function targetsOf(step) {
+    return step.highlight.map((entry) => {
+      const options = Array.isArray(entry) ? entry : [entry];
+      for (const selector of options) {
+        const el = document.querySelector(selector);
+        if (el) return el;
+      }
+      return null;
+    }).filter(Boolean);
   }
 
   function clearHighlights() {
@@ -44,7 +60,7 @@ export function initLesson(app) {
     if (shownStep !== state.step) {
       shownStep = state.step;
       clearHighlights();
-      const targets = step.highlight.map((s) => document.querySelector(s)).filter(Boolean);
+      const targets = targetsOf(step);
       for (const el of targets) el.classList.add(HIGHLIGHT);
       const first = targets.find((el) => el.offsetParent !== null);
       if (first) {
