@@ -46,7 +46,11 @@ function addPlotTools(app) {
       bar.append(button);
       return button;
     });
-    el.before(bar);
+    // The plot and its toolbar share a wrapper, which takes the plot's place in the layout.
+    const wrap = document.createElement("div");
+    wrap.className = "plot-wrap";
+    el.before(wrap);
+    wrap.append(bar, el);
     tools.push({ el, bar, buttons });
   }
   const label = () => {

@@ -62,11 +62,8 @@ export function initLesson(app) {
       clearHighlights();
       const targets = targetsOf(step);
       for (const el of targets) el.classList.add(HIGHLIGHT);
-      const first = targets.find((el) => el.offsetParent !== null);
-      if (first) {
-        const tall = first.getBoundingClientRect().height > window.innerHeight * 0.5;
-        first.scrollIntoView({ block: tall ? "start" : "center" });
-      }
+      // The card covers the bottom of the screen: bring what to look at to the top.
+      targets.find((el) => el.offsetParent !== null)?.scrollIntoView({ block: "start" });
     }
   }
 
