@@ -170,3 +170,30 @@ def test_embed_snippet_works_inside_an_iframe(page, server_url, browser):  # typ
         assert errors == []
     finally:
         host.close()
+
+
+def test_language_follows_the_browser_then_switches(browser, server_url):  # type: ignore[no-untyped-def]
+    """First visit picks zh-CN from the browser's language; the select switches every string."""
+    context = browser.new_context(viewport={"width": 1280, "height": 720}, locale="zh-CN")
+    try:
+        page = context.new_page()
+        page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6&position=2&scale=2")
+        wait_answers(page)
+        zh, en = catalog("zh-CN"), catalog("en")
+        assert page.locator("html").get_attribute("lang") == "zh-CN"
+        assert page.locator("#lesson-start").inner_text() == zh["lesson.start"]
+        title = page.locator("#plot-hidden").evaluate("el => el.layout.title.text")
+        assert title == zh["flow.hidden"]
+        page.wait_for_timeout(300)
+        DOCS.mkdir(exist_ok=True)
+        page.screenshot(path=str(DOCS / "screenshot-zh.png"))
+        page.locator("#lang").select_option("en")
+        page.locator("html[lang='en']").wait_for(state="attached")
+        assert "lang=en" in page.url
+        assert page.locator("#copy-link").inner_text() == en["share.copy_link"]
+        title = page.locator("#plot-hidden").evaluate("el => el.layout.title.text")
+        assert title == en["flow.hidden"]
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(DOCS / "screenshot-normal.png"))
+    finally:
+        context.close()

@@ -8,7 +8,6 @@ import io
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import httpx
 import numpy as np
