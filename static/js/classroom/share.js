@@ -1,6 +1,6 @@
 // "Copy link" and "copy embed code": the current state as a URL or an <iframe> snippet,
 // shown in a dialog (selected, so Ctrl+C works where the clipboard API is refused).
-import { t } from "../i18n.js";
+import { currentLanguage, t } from "../i18n.js";
 import { stateUrl } from "../state.js";
 
 const $ = (id) => document.getElementById(id);
@@ -13,7 +13,7 @@ function escapeAttr(text) {
 
 /** The <iframe> snippet for the current state in embed mode (lesson off). */
 export function embedSnippet(schema, state) {
-  const url = stateUrl(schema, state, { embed: true, lesson: false, step: 1 });
+  const url = stateUrl(schema, state, { embed: true, lesson: false, step: 1, lang: currentLanguage() });
   const title = t("share.embed_title");
   return `<iframe src="${escapeAttr(url)}" title="${escapeAttr(title)}" width="${EMBED_SIZE.width}" `
     + `height="${EMBED_SIZE.height}" style="border:0;aspect-ratio:16/9;width:100%;height:auto" `
@@ -68,7 +68,9 @@ export function downloadBlob(blob, name) {
 
 export function initShare(app) {
   $("copy-link").addEventListener("click", () => showText({
-    title: t("share.link_title"), text: stateUrl(app.schema, app.state), copy: true,
+    // The language shown now is part of the view, so the link carries it.
+    title: t("share.link_title"), text: stateUrl(app.schema, app.state, { lang: currentLanguage() }),
+    copy: true,
   }));
   $("copy-embed").addEventListener("click", () => showText({
     title: t("share.embed_heading"), text: embedSnippet(app.schema, app.state), copy: true,
