@@ -126,7 +126,7 @@ def test_embed_fits_16_9_without_scrolling(browser, server_url, width, height): 
             )
             assert size[0] <= size[1], (panel, size)
             assert size[2] <= size[3], (panel, size)
-            assert page.locator(".top").is_hidden()
+            assert page.locator(".toolbar").is_hidden() and page.locator(".formula").is_hidden()
             assert page.locator("[data-control='seed']").is_hidden()
             assert page.locator("[data-control='d_ff']").is_visible()
             shown = page.locator("main > section:visible")
