@@ -135,6 +135,14 @@ def test_embed_fits_16_9_without_scrolling(browser, server_url, width, height): 
             for plot in shown.first.locator(".js-plotly-plot").all():
                 box = plot.bounding_box()
                 assert box and box["height"] > 60 and box["y"] + box["height"] <= height + 1
+        # A lesson inside a slide: the card joins the page and it still fits.
+        page.goto(f"{server_url}/?embed=1&lesson=1&step=5")
+        page.locator('#lesson[data-step="position"]').wait_for()
+        wait_answers(page)
+        page.wait_for_timeout(300)
+        size = page.evaluate("() => [document.scrollingElement.scrollHeight, innerHeight]")
+        assert size[0] <= size[1], ("lesson", size)
+        assert page.locator("#lesson-next").is_visible()
         if (width, height) == (1280, 720):
             page.goto(f"{server_url}/?embed=1&panel=perturb&position=2&scale=2")
             wait_answers(page)
