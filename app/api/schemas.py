@@ -388,8 +388,15 @@ class SnapshotRequest(PerturbRequest):
     model_config = ConfigDict(
         json_schema_extra={
             "examples": [
-                {"d_model": 16, "d_ff": 64, "activation": "relu", "num_tokens": 6, "position": 2,
-                 "scale": 1.0, "lang": "zh-CN"}
+                {
+                    "d_model": 16,
+                    "d_ff": 64,
+                    "activation": "relu",
+                    "num_tokens": 6,
+                    "position": 2,
+                    "scale": 1.0,
+                    "lang": "zh-CN",
+                }
             ]
         }
     )
