@@ -47,7 +47,8 @@ def test_copied_link_reproduces_the_exact_view(page, server_url, browser):  # ty
     page.locator("#seed").press("Enter")
     page.locator("#panel").select_option("sparsity")
     page.locator('#plot-hidden[data-cols="128"]').wait_for()
-    page.wait_for_timeout(500)
+    page.wait_for_timeout(800)  # the last of the debounced requests has been answered
+    page.locator('#status[data-kind="ready"]').wait_for()
     page.locator("#copy-link").click()
     link = page.locator("#share-text").input_value()
     assert link == page.url
