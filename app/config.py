@@ -71,7 +71,9 @@ class Settings(BaseSettings):
         "default $XDG_CACHE_HOME/ffn-lab or ~/.cache/ffn-lab",
     )
     frame_ancestors: str = Field(
-        "*", description="CSP frame-ancestors: who may embed the page ('none', 'self', hosts, *)"
+        "*",
+        description="CSP frame-ancestors: who may embed the page ('none', 'self', hosts); "
+        "* = anyone, file:// slides too (the directive is then left out)",
     )
     cors_origins: list[str] = Field(
         default_factory=list, description="CORS origins; none by default"

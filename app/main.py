@@ -17,6 +17,7 @@ from app.api import (
     routes_meta,
     routes_neuron,
     routes_pretrained,
+    routes_snapshot,
     routes_teaching,
 )
 from app.api.compute import ComputePools
@@ -62,5 +63,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_pretrained.router)
     app.include_router(routes_neuron.router)
     app.include_router(routes_teaching.router)
+    app.include_router(routes_snapshot.router)
     app.include_router(pages.router)
     return app

@@ -81,6 +81,7 @@ def boot_data() -> dict[str, Any]:
             "max_text_chars": settings.max_text_chars,
         },
         "sparsity_threshold": settings.sparsity_threshold,
+        "panels": list(PANELS),
         "i18n": i18n_catalogs(),
     }
 

@@ -537,3 +537,25 @@ class ErrorOut(BaseModel):
     """An error that is not about one field: 413 (body too large), 503 (busy), 500."""
 
     detail: str = Field(description="what went wrong, the value and the limit")
+
+
+class SnapshotRequest(PerturbRequest):
+    """Body of POST /api/snapshot: the perturb body plus the language of the titles."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "examples": [
+                {
+                    "d_model": 16,
+                    "d_ff": 64,
+                    "activation": "relu",
+                    "num_tokens": 6,
+                    "position": 2,
+                    "scale": 1.0,
+                    "lang": "zh-CN",
+                }
+            ]
+        }
+    )
+
+    lang: Literal["en", "zh-CN"] = Field("en", description="language of titles and labels")

@@ -11,14 +11,21 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 def security_headers(frame_ancestors: str) -> list[tuple[bytes, bytes]]:
-    """The headers added to every response."""
+    """The headers added to every response.
+
+    `frame_ancestors` "*" leaves the directive out: in CSP, `*` matches only network schemes,
+    so it would refuse slides opened from a file (file:) or written as data:/about: pages.
+    Any other value (e.g. "'none'", "'self' https://school.example") is sent as given.
+    """
     csp = (
         "default-src 'self'; script-src 'self'; "
         # Plotly writes <style> elements and inline style attributes at run time.
         "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
         "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; "
-        f"form-action 'self'; frame-ancestors {frame_ancestors}"
+        "form-action 'self'"
     )
+    if frame_ancestors.strip() != "*":
+        csp += f"; frame-ancestors {frame_ancestors}"
     return [
         (b"content-security-policy", csp.encode()),
         (b"x-content-type-options", b"nosniff"),

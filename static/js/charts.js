@@ -12,11 +12,17 @@ export const ACCENT = "#2166ac";
 export const MUTED = "#b2182b";
 
 const CONFIG = { displaylogo: false, responsive: true };
+let fontScale = 1;
+
+/** Scale every chart's fonts (the lesson's "larger fonts for the back row"); 1 is normal. */
+export function setFontScale(scale) {
+  fontScale = scale;
+}
 
 function baseLayout(extra) {
   return {
     margin: { l: 48, r: 12, t: 36, b: 40 },
-    font: { family: "system-ui, sans-serif", size: 12, color: "#1a1a1a" },
+    font: { family: "system-ui, sans-serif", size: Math.round(12 * fontScale), color: "#1a1a1a" },
     paper_bgcolor: "rgba(0,0,0,0)",
     plot_bgcolor: "rgba(0,0,0,0)",
     ...extra,
@@ -62,7 +68,7 @@ export function heatmap(el, z, opts) {
     trace.textfont = { size: 12 };
   }
   const layout = baseLayout({
-    title: { text: opts.title, font: { size: 13 } },
+    title: { text: opts.title, font: { size: Math.round(13 * fontScale) } },
     xaxis: { title: { text: opts.xTitle }, showgrid: false, zeroline: false },
     margin: { l: opts.showYTitle === false ? 28 : 48, r: 8, t: 36, b: 40 },
     yaxis: { title: { text: opts.showYTitle === false ? "" : opts.yTitle }, autorange: "reversed", showgrid: false, zeroline: false,
@@ -89,7 +95,7 @@ export function bars(el, x, y, opts) {
     hovertemplate: `${opts.xTitle} %{x}<br>${opts.yTitle} %{y:.4~g}<extra></extra>`,
   };
   const layout = baseLayout({
-    title: { text: opts.title, font: { size: 13 } },
+    title: { text: opts.title, font: { size: Math.round(13 * fontScale) } },
     xaxis: { title: { text: opts.xTitle }, type: "category" },
     yaxis: { title: { text: opts.yTitle }, range: opts.yRange, rangemode: "tozero" },
   });
@@ -100,7 +106,7 @@ export function bars(el, x, y, opts) {
 export function histogram(el, values, opts) {
   const trace = { type: "histogram", x: values, marker: { color: ACCENT }, nbinsx: 60 };
   const layout = baseLayout({
-    title: { text: opts.title, font: { size: 13 } },
+    title: { text: opts.title, font: { size: Math.round(13 * fontScale) } },
     xaxis: { title: { text: opts.xTitle }, zeroline: false },
     yaxis: { title: { text: opts.yTitle } },
     bargap: 0.02,

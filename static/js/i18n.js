@@ -40,8 +40,10 @@ export function t(key, params = {}) {
   return template.replace(/\{(\w+)\}/g, (_, name) => (name in params ? String(params[name]) : `{${name}}`));
 }
 
-/** Fill every element that has data-i18n="key". */
+/** Fill every element that has data-i18n="key" (text), data-i18n-label (aria-label), data-i18n-title. */
 export function applyTranslations(root = document) {
   for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);
+  for (const el of root.querySelectorAll("[data-i18n-label]")) el.setAttribute("aria-label", t(el.dataset.i18nLabel));
+  for (const el of root.querySelectorAll("[data-i18n-title]")) el.title = t(el.dataset.i18nTitle);
   document.title = t("app.title");
 }

@@ -1,25 +1,38 @@
 // Page glue: controls <-> state <-> URL, requests, rendering. Math lives on the server.
+// Classroom features (layout, lesson, share, export) get the `app` object below.
 import { getJson, LatestOnly } from "./api.js";
 import { emit, on } from "./bus.js";
 import { applySource, tokenLabels } from "./inputs.js";
 import "./panels/index.js";
-import { loadLanguage, pickLanguage, t, applyTranslations } from "./i18n.js";
+import { initLayout } from "./classroom/layout.js";
+import { initShare } from "./classroom/share.js";
+import { describeError } from "./errors.js";
+import { initExport } from "./export/index.js";
+import { applyTranslations, loadLanguage, pickLanguage, t } from "./i18n.js";
 import { D_FF_STEPS, D_MODEL_STEPS, ladder } from "./ladders.js";
+import { initLesson } from "./lesson/engine.js";
+import { STEPS } from "./lesson/steps.js";
 import { makeSchema, parseState, writeState } from "./state.js";
 import { renderFlow, renderPerturb, renderReadout, renderSparsity } from "./views.js";
 
 const boot = JSON.parse(document.getElementById("boot").textContent);
-const schema = makeSchema(boot);
+const schema = makeSchema(boot, { steps: STEPS.length });
 const $ = (id) => document.getElementById(id);
 const forwardRequester = new LatestOnly();
 const perturbRequester = new LatestOnly();
 const DEBOUNCE_MS = 30;
+/** Settings that change what the server computes; the others only change the view. */
+const COMPUTED = ["preset", "d_model", "d_ff", "activation", "tokens", "bias", "seed", "input_seed",
+  "position", "scale", "mode", "dropout", "source", "text", "layer"];
 
-let { state } = parseState(schema, window.location.search);
+const parsed = parseState(schema, window.location.search);
+let state = parsed.state;
 let torchVersion = "";
 let timer = null;
 let lastForward = null;
 let lastPerturb = null;
+let lastError = null;
+let layout = null;
 
 function presetById(id) {
   return boot.presets.find((p) => p.id === id);
@@ -47,7 +60,15 @@ function requestBody() {
     body.num_tokens = state.tokens;
     body.input_seed = state.input_seed;
   }
+  if (state.mode === "train") {
+    body.mode = "train";
+    body.dropout = state.dropout;
+  }
   return applySource(body, state); // own data or typed text (static/js/panels/source.js)
+}
+
+function perturbBody() {
+  return { ...requestBody(), position: state.position, scale: state.scale };
 }
 
 function tokenCount() {
@@ -63,6 +84,12 @@ function setupSelects() {
     ...boot.presets.map((p) => new Option(p.name, p.id)));
   const activation = $("activation");
   activation.replaceChildren(...boot.activations.map((a) => new Option(a.label, a.name)));
+  const panel = $("panel");
+  panel.replaceChildren(new Option(t("controls.panel.all"), ""),
+    ...schema.panel.values.filter(Boolean).map((id) => {
+      const heading = document.querySelector(`#${id} h2`);
+      return new Option(heading ? heading.textContent : id, id);
+    }));
 }
 
 function syncControls() {
@@ -99,6 +126,11 @@ function syncControls() {
   $("position-value").textContent = String(state.position);
   $("scale").value = String(state.scale);
   $("scale-value").textContent = String(state.scale);
+  $("mode").value = state.mode;
+  $("dropout").value = String(state.dropout);
+  $("dropout").disabled = state.mode !== "train";
+  $("dropout-value").textContent = String(state.dropout);
+  $("panel").value = state.panel;
   $("lang").value = state.lang || document.documentElement.lang;
 }
 
@@ -113,19 +145,49 @@ function applyPreset(id) {
   state.tokens = preset.tokens ? preset.tokens.length : preset.num_tokens;
 }
 
-/** A control changed: a preset with fixed numbers no longer applies to other shapes. */
-function change(updates) {
-  Object.assign(state, updates);
+/** A preset with fixed numbers no longer applies once its shape is changed. */
+function dropStalePreset() {
   const fixed = presetById(state.preset);
   if (fixed && (state.d_model !== fixed.d_model || state.d_ff !== fixed.d_ff || state.bias !== fixed.bias
       || boot.activations.find((a) => a.name === state.activation)?.gated
       || state.tokens !== (fixed.tokens ? fixed.tokens.length : fixed.num_tokens))) {
     state.preset = "custom";
   }
+}
+
+/**
+ * Change settings (any names of the schema): applies a preset first, syncs the controls,
+ * the URL and the layout, and recomputes when a computed setting changed.
+ */
+function assignState(updates) {
+  const { preset, lang, ...rest } = updates;
+  Object.assign(state, rest);
+  if (preset !== undefined) applyPreset(preset); // a preset's shape wins over the rest
+  else dropStalePreset();
+}
+
+/** Apply `updates`; recompute when a computed setting changed or `force` (new own data). */
+async function change(updates, { force = false } = {}) {
+  const before = JSON.stringify(COMPUTED.map((k) => state[k]));
+  const { lang } = updates;
+  assignState(updates);
+  if (lang !== undefined && lang !== state.lang) {
+    state.lang = lang;
+    await switchLanguage(lang);
+  }
   syncControls();
   writeState(schema, state);
-  emit("state", { state });
-  schedule();
+  layout.apply(state);
+  await emit("state", { state });
+  if (force || JSON.stringify(COMPUTED.map((k) => state[k])) !== before) schedule();
+}
+
+async function switchLanguage(lang) {
+  await loadLanguage(lang, boot.i18n);
+  setupSelects();
+  syncControls();
+  rerender();
+  await emit("language", { lang });
 }
 
 function ladderValue(el) {
@@ -133,12 +195,7 @@ function ladderValue(el) {
 }
 
 function bindControls() {
-  $("preset").addEventListener("change", (e) => {
-    applyPreset(e.target.value);
-    syncControls();
-    writeState(schema, state);
-    schedule();
-  });
+  $("preset").addEventListener("change", (e) => change({ preset: e.target.value }));
   $("d_model").addEventListener("input", (e) => change({ d_model: ladderValue(e.target) }));
   $("d_ff").addEventListener("input", (e) => change({ d_ff: ladderValue(e.target) }));
   $("tokens").addEventListener("input", (e) => change({ tokens: Number(e.target.value) }));
@@ -153,15 +210,10 @@ function bindControls() {
   }
   $("position").addEventListener("input", (e) => change({ position: Number(e.target.value) }));
   $("scale").addEventListener("input", (e) => change({ scale: Number(e.target.value) }));
-  $("lang").addEventListener("change", async (e) => {
-    state.lang = e.target.value;
-    writeState(schema, state);
-    await loadLanguage(state.lang, boot.i18n);
-    setupSelects();
-    syncControls();
-    rerender();
-    await emit("language", { lang: state.lang });
-  });
+  $("mode").addEventListener("change", (e) => change({ mode: e.target.value }));
+  $("dropout").addEventListener("input", (e) => change({ dropout: Number(e.target.value) }));
+  $("panel").addEventListener("change", (e) => change({ panel: e.target.value }));
+  $("lang").addEventListener("change", (e) => change({ lang: e.target.value }));
 }
 
 // ---- requests and rendering ----
@@ -178,8 +230,8 @@ function schedule() {
 }
 
 function showError(err) {
-  if (err.status) setStatus(t("status.error", { message: err.message }), "error");
-  else setStatus(t("status.network"), "error");
+  lastError = err;
+  setStatus(describeError(err), "error");
 }
 
 /** The disabled sliders show the shape that really ran (e.g. the pretrained layer's). */
@@ -194,6 +246,7 @@ function showActualShape(config) {
 
 async function run() {
   setStatus(t("status.loading"), "loading");
+  lastError = null;
   const body = requestBody();
   const forward = forwardRequester.post("/api/forward", body).then(async (answer) => {
     if (answer.stale) return;
@@ -206,12 +259,12 @@ async function run() {
     setStatus(t("status.ready", { torch: torchVersion, ms: Math.round(answer.ms) }), "ready");
     document.body.dataset.forwardSeq = String(forwardRequester.seq);
   });
-  const perturbBody = { ...body, position: state.position, scale: state.scale };
-  const perturb = perturbRequester.post("/api/perturb", perturbBody).then(async (answer) => {
+  const pBody = perturbBody();
+  const perturb = perturbRequester.post("/api/perturb", pBody).then(async (answer) => {
     if (answer.stale) return;
     lastPerturb = answer.data;
     await renderPerturb(answer.data, { yLabels: tokenLabels(answer.data.tokens) });
-    await emit("perturb", { data: answer.data, body: perturbBody, state });
+    await emit("perturb", { data: answer.data, body: pBody, state });
     document.body.dataset.perturbSeq = String(perturbRequester.seq);
   });
   await Promise.all([forward, perturb]).catch(showError);
@@ -224,20 +277,53 @@ function rerender() {
     renderReadout(lastForward);
   }
   if (lastPerturb) renderPerturb(lastPerturb, { yLabels: tokenLabels(lastPerturb.tokens) });
+  if (lastError) showError(lastError);
 }
 
 // Panels change settings through the same path as the controls (e.g. the input source).
-on("change", (updates) => change(updates));
+// Their data (pasted vectors, typed weights) lives in the panel, so always recompute.
+on("change", (updates) => change(updates, { force: true }));
+
+/** What the classroom modules may use: read the state, change it, read the last answers. */
+const app = {
+  boot,
+  schema,
+  steps: STEPS,
+  get state() { return state; },
+  change,
+  requestBody,
+  perturbBody,
+  last: () => ({ forward: lastForward, perturb: lastPerturb }),
+  rerender,
+};
 
 async function start() {
   await loadLanguage(pickLanguage(state.lang), boot.i18n);
   setupSelects();
-  if (state.preset !== "custom" && !new URLSearchParams(window.location.search).has("d_model")) {
+  if (state.preset !== "custom" && !parsed.present.has("d_model")) {
+    const { d_model, d_ff, activation, bias, tokens } = state;
     applyPreset(state.preset);
+    // Explicit URL values win over the preset's.
+    for (const [k, v] of Object.entries({ d_model, d_ff, activation, bias, tokens })) {
+      if (parsed.present.has(k)) state[k] = v;
+    }
   }
+  layout = initLayout(app, parsed.invalid);
+  // A lesson link opens on its step's settings; values given in the URL win.
+  const lessonState = initLesson(app).startState();
+  if (lessonState) {
+    const given = Object.fromEntries([...parsed.present].map((k) => [k, state[k]]));
+    assignState(lessonState);
+    Object.assign(state, given);
+  }
+  writeState(schema, state);
+  initShare(app);
+  initExport(app);
   syncControls();
   bindControls();
   applyTranslations();
+  layout.apply(state);
+  await emit("state", { state });
   getJson("/api/health").then((h) => { torchVersion = h.torch; }).catch(() => {});
   await run();
 }

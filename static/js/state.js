@@ -1,8 +1,15 @@
 // The page state, declared once: each setting has a type, a default and its allowed values.
-// The same schema drives parsing of the URL (with fallback) and writing it back.
+// The same schema drives the controls, parsing of the URL (with fallback and a notice for
+// every value that was refused) and writing it back (only values that differ from defaults).
 
-/** Build the schema from the server's boot data (activations, presets, limits). */
-export function makeSchema(boot) {
+/** Controls a teacher can hide in embed mode with `hide=a,b` (data-control="name" wrappers). */
+export const HIDEABLE = [
+  "preset", "d_model", "d_ff", "tokens", "activation", "bias", "seed", "input_seed",
+  "mode", "dropout", "panel", "lang", "position", "scale",
+];
+
+/** Build the schema from the server's boot data (activations, presets, limits, panels). */
+export function makeSchema(boot, { steps = 1 } = {}) {
   const limits = boot.limits;
   return {
     preset: { type: "enum", default: "custom", values: ["custom", ...boot.presets.map((p) => p.id)] },
@@ -15,10 +22,18 @@ export function makeSchema(boot) {
     input_seed: { type: "int", default: 0, min: 0, max: 2 ** 31 - 1 },
     position: { type: "int", default: 0, min: 0, max: limits.max_tokens - 1 },
     scale: { type: "float", default: 1, min: 0, max: 5 },
+    mode: { type: "enum", default: "eval", values: ["eval", "train"] },
+    dropout: { type: "float", default: 0.1, min: 0, max: 0.9 },
+    panel: { type: "enum", default: "", values: ["", ...(boot.panels || [])] },
     lang: { type: "enum", default: "", values: ["", "en", "zh-CN"] },
     source: { type: "enum", default: "random", values: ["random", "own", "text"] },
     text: { type: "string", default: "The cat sat on the mat.", maxLength: limits.max_text_chars ?? 500 },
     layer: { type: "int", default: 0, min: 0, max: 5 },
+    embed: { type: "bool", default: false },
+    hide: { type: "list", default: [], values: HIDEABLE },
+    lesson: { type: "bool", default: false },
+    step: { type: "int", default: 1, min: 1, max: steps },
+    big: { type: "bool", default: false },
   };
 }
 
@@ -31,7 +46,7 @@ function parseValue(spec, raw) {
     }
     case "float": {
       const x = Number(raw);
-      return raw !== "" && Number.isFinite(x) && x >= spec.min && x <= spec.max ? x : undefined;
+      return raw.trim() !== "" && Number.isFinite(x) && x >= spec.min && x <= spec.max ? x : undefined;
     }
     case "bool":
       return raw === "1" || raw === "true" ? true : raw === "0" || raw === "false" ? false : undefined;
@@ -39,23 +54,49 @@ function parseValue(spec, raw) {
       return raw.length <= spec.maxLength ? raw : undefined;
     case "enum":
       return spec.values.includes(raw) ? raw : undefined;
+    case "list": {
+      const items = raw.split(",").map((s) => s.trim()).filter(Boolean);
+      return items.every((s) => spec.values.includes(s)) ? [...new Set(items)] : undefined;
+    }
     default:
       return undefined;
   }
 }
 
-/** Read the state from a query string; returns { state, invalid: [names of bad values] }. */
+function sameValue(spec, a, b) {
+  if (spec.type === "list") return a.length === b.length && a.every((x, i) => x === b[i]);
+  return a === b;
+}
+
+/**
+ * Read the state from a query string.
+ * Returns { state, invalid: [{ name, raw }] of refused values, present: Set of given names }.
+ * A list keeps its valid items when some are refused (and reports the refused ones).
+ */
 export function parseState(schema, search) {
   const params = new URLSearchParams(search);
   const state = {};
   const invalid = [];
+  const present = new Set();
   for (const [name, spec] of Object.entries(schema)) {
     const raw = params.get(name);
-    const value = raw === null ? undefined : parseValue(spec, raw);
-    if (raw !== null && value === undefined) invalid.push(name);
-    state[name] = value === undefined ? spec.default : value;
+    let value = raw === null ? undefined : parseValue(spec, raw);
+    if (raw !== null && value === undefined) {
+      invalid.push({ name, raw });
+      if (spec.type === "list") {
+        const kept = raw.split(",").map((s) => s.trim()).filter((s) => spec.values.includes(s));
+        value = kept.length ? [...new Set(kept)] : undefined;
+      }
+    }
+    if (value !== undefined) present.add(name);
+    state[name] = value === undefined ? structuredClone(spec.default) : value;
   }
-  return { state, invalid };
+  for (const name of params.keys()) {
+    if (!(name in schema) && !invalid.some((e) => e.name === name)) {
+      invalid.push({ name, raw: params.get(name) });
+    }
+  }
+  return { state, invalid, present };
 }
 
 /** The query string for a state: only values that differ from their defaults. */
@@ -63,11 +104,21 @@ export function formatState(schema, state) {
   const params = new URLSearchParams();
   for (const [name, spec] of Object.entries(schema)) {
     const value = state[name];
-    if (value === spec.default || value === undefined) continue;
-    params.set(name, spec.type === "bool" ? (value ? "1" : "0") : String(value));
+    if (value === undefined || sameValue(spec, value, spec.default)) continue;
+    if (spec.type === "bool") params.set(name, value ? "1" : "0");
+    else if (spec.type === "list") params.set(name, value.join(","));
+    else params.set(name, String(value));
   }
-  const text = params.toString();
+  const text = params.toString().replaceAll("%2C", ",");
   return text ? `?${text}` : "";
+}
+
+/** The page's URL for a state (absolute), e.g. for "copy link". */
+export function stateUrl(schema, state, overrides = {}) {
+  const url = new URL(window.location.href);
+  url.search = formatState(schema, { ...state, ...overrides });
+  url.hash = "";
+  return url.toString();
 }
 
 /** Write the state into the address bar without a new history entry. */

@@ -1,0 +1,72 @@
+// Page modes set from the state: classes on <body> (embed, lesson, big), controls hidden by
+// `hide=`, which panel is open, and the notice that lists URL values that were refused.
+/* global Plotly */
+import { on } from "../bus.js";
+import { setFontScale } from "../charts.js";
+import { t } from "../i18n.js";
+
+const $ = (id) => document.getElementById(id);
+const BIG_FONT_SCALE = 1.5;
+
+function sections() {
+  return [...document.querySelectorAll("main > section")];
+}
+
+/** Redraw visible plots at their container's size (after a panel appears or the layout changes). */
+export function resizePlots() {
+  for (const el of document.querySelectorAll(".js-plotly-plot")) {
+    if (el.offsetParent !== null) Plotly.Plots.resize(el);
+  }
+}
+
+function noticeText(invalid) {
+  const list = invalid.map(({ name, raw }) => `${name}=${raw}`).join(", ");
+  return t("notice.invalid", { list });
+}
+
+/**
+ * Set up the notice for refused URL values and return { apply(state) } that puts the page
+ * into the state's mode. `app.rerender()` is called when the font scale changes.
+ */
+export function initLayout(app, invalid) {
+  const notice = $("notice");
+  if (invalid.length) {
+    notice.hidden = false;
+    notice.dataset.invalid = invalid.map((e) => e.name).join(",");
+    $("notice-text").textContent = noticeText(invalid);
+    on("language", () => { $("notice-text").textContent = noticeText(invalid); });
+  }
+  $("notice-close").addEventListener("click", () => { notice.hidden = true; });
+
+  let previous = "";
+  let previousPanel = "";
+  function apply(state) {
+    const body = document.body;
+    body.classList.toggle("embed", state.embed);
+    body.classList.toggle("lesson", state.lesson);
+    body.classList.toggle("big", state.big);
+    for (const el of document.querySelectorAll("[data-control]")) {
+      el.hidden = state.hide.includes(el.dataset.control);
+    }
+    const all = sections();
+    const active = state.panel || (state.embed && all.length ? all[0].id : "");
+    for (const section of all) {
+      section.hidden = state.embed && section.id !== active;
+      section.classList.toggle("open", section.id === state.panel);
+    }
+    const signature = JSON.stringify([state.embed, state.lesson, state.big, state.hide, active]);
+    if (signature !== previous) {
+      const scaleChanged = previous && JSON.parse(previous)[2] !== state.big;
+      previous = signature;
+      setFontScale(state.big ? BIG_FONT_SCALE : 1);
+      if (scaleChanged) app.rerender();
+      requestAnimationFrame(resizePlots);
+    }
+    if (state.panel && state.panel !== previousPanel && !state.embed && !state.lesson) {
+      $(state.panel)?.scrollIntoView({ block: "start" });
+    }
+    previousPanel = state.panel;
+  }
+  window.addEventListener("resize", () => requestAnimationFrame(resizePlots));
+  return { apply };
+}

@@ -1,0 +1,119 @@
+// Export: each plot as PNG/SVG (Plotly's own export), the current run as JSON and CSV (built
+// in the browser from the last API answers), a PyTorch program, and a standalone HTML
+// snapshot rendered by the server with plotly.io (Plotly inlined, opens offline).
+/* global Plotly */
+import { on } from "../bus.js";
+import { downloadBlob, downloadText, showText } from "../classroom/share.js";
+import { describeError } from "../errors.js";
+import { ApiError } from "../api.js";
+import { t } from "../i18n.js";
+import { stateUrl } from "../state.js";
+import { pytorchSnippet } from "./pytorch.js";
+import { runCsv, runJson } from "./tables.js";
+
+const $ = (id) => document.getElementById(id);
+const IMAGE_SCALE = 2;
+
+/** "ffn-lab_16x64_relu_T6": the configuration in a file name. */
+export function baseName(state, body) {
+  const tokens = body.tokens ? body.tokens.length : body.num_tokens;
+  const mode = body.mode === "train" ? "_train" : "";
+  return `ffn-lab_${body.d_model}x${body.d_ff}_${body.activation}_T${tokens}${mode}`;
+}
+
+function plotTitle(el) {
+  return el.layout?.title?.text || el.id;
+}
+
+function addPlotTools(app) {
+  const tools = [];
+  for (const el of document.querySelectorAll(".plot[id]")) {
+    const bar = document.createElement("div");
+    bar.className = "plot-tools";
+    bar.setAttribute("role", "group");
+    const buttons = ["png", "svg"].map((format) => {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "small";
+      button.dataset.format = format;
+      button.dataset.plot = el.id;
+      button.textContent = t(`export.${format}`);
+      button.addEventListener("click", () => {
+        if (!el.layout) return;
+        const name = `${baseName(app.state, app.requestBody())}_${el.id.replace(/^plot-/, "")}`;
+        Plotly.downloadImage(el, { format, filename: name, scale: format === "png" ? IMAGE_SCALE : 1 });
+      });
+      bar.append(button);
+      return button;
+    });
+    // The plot and its toolbar share a wrapper, which takes the plot's place in the layout.
+    const wrap = document.createElement("div");
+    wrap.className = "plot-wrap";
+    el.before(wrap);
+    wrap.append(bar, el);
+    tools.push({ el, bar, buttons });
+  }
+  const label = () => {
+    for (const { el, bar, buttons } of tools) {
+      const plot = plotTitle(el);
+      bar.setAttribute("aria-label", t("export.plot_tools", { plot }));
+      for (const b of buttons) {
+        b.textContent = t(`export.${b.dataset.format}`);
+        b.setAttribute("aria-label", t(`export.${b.dataset.format}_of`, { plot }));
+      }
+    }
+  };
+  on("forward", label);
+  on("perturb", label);
+  on("language", label);
+}
+
+async function snapshot(app) {
+  const button = $("export-snapshot");
+  button.disabled = true;
+  button.setAttribute("aria-busy", "true");
+  try {
+    const body = { ...app.perturbBody(), lang: document.documentElement.lang };
+    const response = await fetch("/api/snapshot", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new ApiError(response.status, await response.json());
+    downloadBlob(await response.blob(), `${baseName(app.state, body)}_snapshot.html`);
+  } catch (err) {
+    const status = $("status");
+    status.textContent = describeError(err);
+    status.dataset.kind = "error";
+  } finally {
+    button.disabled = false;
+    button.removeAttribute("aria-busy");
+  }
+}
+
+export function initExport(app) {
+  addPlotTools(app);
+  const close = () => { $("export-menu").open = false; };
+  $("export-json").addEventListener("click", () => {
+    const body = app.requestBody();
+    const text = runJson(app, body, stateUrl(app.schema, app.state));
+    downloadText(text, `${baseName(app.state, body)}.json`, "application/json");
+    close();
+  });
+  $("export-csv").addEventListener("click", () => {
+    const body = app.requestBody();
+    downloadText(runCsv(app.last()), `${baseName(app.state, body)}.csv`, "text/csv");
+    close();
+  });
+  $("export-code").addEventListener("click", () => {
+    const body = app.requestBody();
+    const activation = app.boot.activations.find((a) => a.name === body.activation);
+    const code = pytorchSnippet(body, activation, stateUrl(app.schema, app.state));
+    close();
+    showText({
+      title: t("export.code_title"), text: code, hint: t("export.code_hint"),
+      download: { name: `${baseName(app.state, body).replaceAll("-", "_")}.py`, type: "text/x-python" },
+    });
+  });
+  $("export-snapshot").addEventListener("click", () => { close(); snapshot(app); });
+}

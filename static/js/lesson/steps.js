@@ -1,0 +1,40 @@
+// The guided lesson as data: each step sets the controls, points at one thing, and says one
+// sentence. Append a step by adding an entry (and its two catalog keys in every language).
+//   id         stable name (tests and the URL use the 1-based index, `step=N`)
+//   state      settings applied on top of LESSON_BASE (any names of the state schema)
+//   panel      the view to open: a list of alternatives, the first one the page has wins
+//   highlight  what to look at: CSS selectors, or a list of alternatives (first found wins);
+//              the first highlighted element is scrolled into view
+//   title/text catalog keys (static/i18n/<lang>/lesson.json)
+// Steps 7 (dropout) and 8 (residual + LayerNorm) prefer the "dropout" and "block" panels;
+// where a page does not have them they fall back to the flow's output and the formula.
+
+/** Every step starts from these settings, so a step looks the same however you got there. */
+export const LESSON_BASE = {
+  preset: "custom", d_model: 16, d_ff: 64, activation: "relu", tokens: 6, bias: true, seed: 0,
+  input_seed: 0, position: 0, scale: 1, mode: "eval", dropout: 0.1, panel: "",
+};
+
+export const STEPS = [
+  { id: "what", state: { d_model: 8, d_ff: 32 }, panel: ["flow"],
+    highlight: ["#flow .flow"], title: "lesson.what.title", text: "lesson.what.text" },
+  { id: "shapes", state: { preset: "tiny" }, panel: ["flow"],
+    highlight: ["#flow .flow", "#readout-shapes"], title: "lesson.shapes.title", text: "lesson.shapes.text" },
+  { id: "up", state: { preset: "transformer-base" }, panel: ["flow"],
+    highlight: ["#plot-pre_activation", "#ratio"], title: "lesson.up.title", text: "lesson.up.text" },
+  { id: "activation", state: {}, panel: ["sparsity"],
+    highlight: ["#sparsity"], title: "lesson.activation.title", text: "lesson.activation.text" },
+  { id: "position", state: { position: 2, scale: 2 }, panel: ["perturb"],
+    highlight: ["#perturb"], title: "lesson.position.title", text: "lesson.position.text" },
+  { id: "shared", state: { tokens: 12 }, panel: ["readout"],
+    highlight: ["#readout", "[data-control='tokens']"], title: "lesson.shared.title", text: "lesson.shared.text" },
+  { id: "dropout", state: { mode: "train", dropout: 0.1 }, panel: ["dropout", "flow"],
+    highlight: [["#dropout", "#plot-output"], "[data-control='mode']"],
+    title: "lesson.dropout.title", text: "lesson.dropout.text" },
+  { id: "residual", state: {}, panel: ["block", "flow"],
+    highlight: [["#block", "#plot-output"], ".formula"], title: "lesson.residual.title", text: "lesson.residual.text" },
+  { id: "gelu", state: { activation: "gelu" }, panel: ["sparsity"],
+    highlight: ["#sparsity"], title: "lesson.gelu.title", text: "lesson.gelu.text" },
+  { id: "swiglu", state: { activation: "swiglu" }, panel: ["flow"],
+    highlight: ["#flow .flow", "[data-control='activation']"], title: "lesson.swiglu.title", text: "lesson.swiglu.text" },
+];

@@ -1,0 +1,35 @@
+"""Helpers shared by the classroom browser tests (not a test module)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def catalog(lang: str) -> dict[str, str]:
+    """Every message of `lang`, merged from static/i18n/<lang>/*.json."""
+    out: dict[str, str] = {}
+    for f in sorted((ROOT / "static" / "i18n" / lang).glob("*.json")):
+        out |= json.loads(f.read_text(encoding="utf-8"))
+    return out
+
+
+def fill(template: str, **params: Any) -> str:
+    for name, value in params.items():
+        template = template.replace("{" + name + "}", str(value))
+    return template
+
+
+def wait_answers(page: Any, timeout: float = 30_000) -> None:
+    """Like conftest's wait_rendered, for pages where the first plot may be hidden (embed)."""
+    page.locator("body[data-forward-seq][data-perturb-seq]").wait_for(
+        state="attached", timeout=timeout
+    )
+    page.locator(
+        "main > section:visible .js-plotly-plot .main-svg, #readout:visible"
+    ).first.wait_for(timeout=timeout)

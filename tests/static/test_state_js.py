@@ -1,0 +1,100 @@
+"""static/js/state.js under Node: the URL schema round-trips every setting and refuses bad
+values with a fallback to the default (the browser tests check the same through the page)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from app.api.pages import boot_data
+
+ROOT = Path(__file__).resolve().parents[2]
+STATE_JS = ROOT / "static" / "js" / "state.js"
+
+SCRIPT = """
+const source = require("fs").readFileSync(process.argv[1], "utf8");
+const input = JSON.parse(process.argv[2]);
+import("data:text/javascript," + encodeURIComponent(source)).then((m) => {
+  const schema = m.makeSchema(input.boot, { steps: 10 });
+  const out = input.queries.map((q) => {
+    const parsed = m.parseState(schema, q);
+    return { state: parsed.state, invalid: parsed.invalid, present: [...parsed.present],
+             again: m.formatState(schema, parsed.state) };
+  });
+  process.stdout.write(JSON.stringify(out));
+});
+"""
+
+
+def run_state(queries: list[str]) -> list[dict]:  # type: ignore[type-arg]
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    boot = {k: v for k, v in boot_data().items() if k != "i18n"}
+    payload = json.dumps({"boot": boot, "queries": queries})
+    result = subprocess.run(
+        [node, "-e", SCRIPT, str(STATE_JS), payload],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_every_setting_round_trips_through_the_url() -> None:
+    query = (
+        "?preset=bert-base&d_model=768&d_ff=3072&activation=gelu&tokens=12&bias=0&seed=5"
+        "&input_seed=9&position=3&scale=2.5&mode=train&dropout=0.3&panel=perturb&lang=zh-CN"
+        "&embed=1&hide=seed,lang&lesson=1&step=4&big=1"
+    )
+    [result] = run_state([query])
+    assert result["invalid"] == []
+    state = result["state"]
+    assert state["preset"] == "bert-base" and state["d_model"] == 768 and state["bias"] is False
+    assert state["scale"] == 2.5 and state["mode"] == "train" and state["hide"] == ["seed", "lang"]
+    assert state["panel"] == "perturb" and state["lang"] == "zh-CN" and state["step"] == 4
+    assert result["again"] == query
+    assert len(result["present"]) == 19
+
+
+def test_defaults_make_an_empty_query() -> None:
+    [result] = run_state([""])
+    assert result["again"] == "" and result["invalid"] == [] and result["present"] == []
+    assert result["state"]["d_model"] == 16 and result["state"]["hide"] == []
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "default"),
+    [
+        ("?d_model=abc", "d_model", 16),
+        ("?d_model=0", "d_model", 16),
+        ("?d_ff=1e3", "d_ff", 64),
+        ("?tokens=65", "tokens", 6),
+        ("?activation=tanh", "activation", "relu"),
+        ("?scale=9", "scale", 1),
+        ("?scale=", "scale", 1),
+        ("?bias=maybe", "bias", True),
+        ("?mode=test", "mode", "eval"),
+        ("?panel=nowhere", "panel", ""),
+        ("?lang=fr", "lang", ""),
+        ("?step=11", "step", 1),
+        ("?embed=yes", "embed", False),
+    ],
+)
+def test_invalid_values_fall_back_and_are_reported(query: str, name: str, default: object) -> None:
+    [result] = run_state([query])
+    assert result["state"][name] == default
+    assert result["invalid"] == [{"name": name, "raw": query.split("=", 1)[1]}]
+    assert result["again"] == ""
+
+
+def test_a_list_keeps_its_valid_items_and_unknown_names_are_reported() -> None:
+    [result] = run_state(["?hide=seed,bogus,seed&colour=red"])
+    assert result["state"]["hide"] == ["seed"]
+    assert {e["name"] for e in result["invalid"]} == {"hide", "colour"}
+    assert result["again"] == "?hide=seed"
