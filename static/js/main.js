@@ -127,9 +127,9 @@ function syncControls() {
   $("scale").value = String(state.scale);
   $("scale-value").textContent = String(state.scale);
   $("mode").value = state.mode;
-  $("dropout").value = String(state.dropout);
-  $("dropout").disabled = state.mode !== "train";
-  $("dropout-value").textContent = String(state.dropout);
+  $("control-dropout").value = String(state.dropout);
+  $("control-dropout").disabled = state.mode !== "train";
+  $("control-dropout-value").textContent = String(state.dropout);
   $("panel").value = state.panel;
   $("lang").value = state.lang || document.documentElement.lang;
 }
@@ -211,7 +211,7 @@ function bindControls() {
   $("position").addEventListener("input", (e) => change({ position: Number(e.target.value) }));
   $("scale").addEventListener("input", (e) => change({ scale: Number(e.target.value) }));
   $("mode").addEventListener("change", (e) => change({ mode: e.target.value }));
-  $("dropout").addEventListener("input", (e) => change({ dropout: Number(e.target.value) }));
+  $("control-dropout").addEventListener("input", (e) => change({ dropout: Number(e.target.value) }));
   $("panel").addEventListener("change", (e) => change({ panel: e.target.value }));
   $("lang").addEventListener("change", (e) => change({ lang: e.target.value }));
 }

@@ -31,3 +31,10 @@ def test_static_and_catalogs(client):
     en = client.get("/static/i18n/en/core.json").json()
     zh = client.get("/static/i18n/zh-CN/core.json").json()
     assert set(en) == set(zh)
+
+
+def test_every_element_id_is_unique(client):
+    """Panels from different partials must not reuse an id (a label or a test would hit both)."""
+    ids = re.findall(r'\bid="([^"]+)"', client.get("/").text)
+    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    assert duplicates == []

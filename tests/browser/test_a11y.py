@@ -100,7 +100,7 @@ def test_every_control_is_reachable_by_tab_with_visible_focus(page, server_url):
         )
         if info[0]:
             reached[info[0]] = f"{info[1]} {info[2]}"
-    for control in [*CONTROLS, "dropout"]:
+    for control in [*CONTROLS, "control-dropout"]:
         assert control in reached, f"#{control} is not reachable by Tab"
         assert reached[control].startswith("solid 3px"), (control, reached[control])
     # Every form control has a label a screen reader reads.

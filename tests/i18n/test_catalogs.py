@@ -34,6 +34,26 @@ SAME_IN_ALL_LANGUAGES = {
     "flow.step_up",
     "flow.step_down",
     "readout.shapes",
+    # matrix names in the weight grid are the paper's notation in every language
+    "grid.w1",
+    "grid.b1",
+    "grid.w2",
+    "grid.b2",
+    # formulas and tensor names in the teaching views
+    "block.arrow_ffn",
+    "block.arrow_add",
+    "block.arrow_ln",
+    "block.step.ffn_input",
+    "block.step.residual_sum",
+    "block.step.output",
+    "block.shapes",
+    "variants.col.d_ff",
+    "variants.points",
+    "variants.act",
+    "budget.col.ffn",
+    "budget.ffn_formula",
+    "budget.ffn_formula_gated",
+    "budget.attn_formula",
 }
 # Literal strings that may be put into the page: symbols only, no words.
 JS_LITERAL_ALLOWED: set[tuple[str, str]] = {

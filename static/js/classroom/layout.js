@@ -49,7 +49,9 @@ export function initLayout(app, invalid) {
       el.hidden = state.hide.includes(el.dataset.control);
     }
     const all = sections();
-    const active = state.panel || (state.embed && all.length ? all[0].id : "");
+    // Embedded without a panel: the flow (the source panel holds no plot).
+    const fallback = all.find((s) => s.id === "flow") ?? all[0];
+    const active = state.panel || (state.embed && fallback ? fallback.id : "");
     for (const section of all) {
       section.hidden = state.embed && section.id !== active;
       section.classList.toggle("open", section.id === state.panel);

@@ -66,7 +66,7 @@ async function render(data) {
     lines($("plot-budget-flops"), [
       { x: s.tokens, y: s.ffn_flops, name: t("budget.col.ffn"), color: SERIES[0] },
       { x: s.tokens, y: s.attention_flops, name: t("budget.col.attention"), color: SERIES[1] },
-    ], { ...common, title: t("budget.flops_title"), yTitle: "FLOPs", filename: "budget-flops" }),
+    ], { ...common, title: t("budget.flops_title"), yTitle: t("budget.flops_axis"), filename: "budget-flops" }),
     lastBase ? conv1d(lastBase) : null,
   ]);
 }

@@ -51,7 +51,9 @@ function table(name, values) {
   const el = document.createElement("table");
   const caption = document.createElement("caption");
   const matrix = Array.isArray(values[0]);
-  caption.textContent = `${t(`grid.${name}`)} [${matrix ? `${values.length} × ${values[0].length}` : values.length}]`;
+  const label = t(`grid.${name}`);
+  const size = matrix ? `${values.length} × ${values[0].length}` : String(values.length);
+  caption.textContent = `${label} [${size}]`;
   el.append(caption);
   const rows = matrix ? values : [values];
   rows.forEach((row, i) => {
