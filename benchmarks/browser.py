@@ -1,0 +1,113 @@
+"""Slider input -> plotly_afterplot in headless Chromium (Debian's, through Playwright).
+
+One sample: the page is idle and fully drawn; the script moves the `tokens` slider one
+step (T <-> T-1, so the forward and the perturbation answers both change), dispatches the
+slider's `input` event, and waits until both answers are rendered (body data-forward-seq and
+data-perturb-seq advance). The time is from the input event to the last `plotly_afterplot`
+event any chart fired; the network part (fetch start to response end of /api/forward, from
+Resource Timing) is reported next to it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.load import percentile
+
+CHROMIUM = os.environ.get("FFN_LAB_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+]
+
+# Runs in the page: one slider step, resolved with the timings in milliseconds.
+_STEP_JS = """
+async (value) => {
+  const body = document.body;
+  const before = [body.dataset.forwardSeq, body.dataset.perturbSeq];
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  let last = NaN;
+  const mark = () => { last = performance.now(); };
+  for (const p of plots) p.on('plotly_afterplot', mark);
+  performance.clearResourceTimings();
+  const slider = document.getElementById('tokens');
+  const done = new Promise((resolve) => {
+    const check = () => body.dataset.forwardSeq !== before[0] && body.dataset.perturbSeq !== before[1];
+    const observer = new MutationObserver(() => { if (check()) { observer.disconnect(); resolve(); } });
+    observer.observe(body, { attributes: true });
+  });
+  const t0 = performance.now();
+  slider.value = String(value);
+  slider.dispatchEvent(new Event('input', { bubbles: true }));
+  await done;
+  const rendered = performance.now();
+  await new Promise((r) => requestAnimationFrame(() => r()));
+  for (const p of plots) p.removeListener('plotly_afterplot', mark);
+  const api = performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/api/forward'));
+  const net = api.length ? api[api.length - 1].responseEnd - api[api.length - 1].startTime : NaN;
+  return { afterplot: (Number.isNaN(last) ? rendered : last) - t0, net };
+}
+"""
+
+
+@dataclass(frozen=True)
+class BrowserResult:
+    """Milliseconds per slider step (input -> last plotly_afterplot) and their network part."""
+
+    afterplot_ms: list[float]
+    network_ms: list[float]
+
+    def p(self, q: float) -> float:
+        """q-th percentile of input -> plotly_afterplot in ms."""
+        return percentile(self.afterplot_ms, q)
+
+    def network_p50(self) -> float:
+        """Median /api/forward fetch time in ms (Resource Timing)."""
+        return percentile(self.network_ms, 50)
+
+
+def chromium_available() -> bool:
+    """True when Debian's Chromium is installed where the tests expect it."""
+    return Path(CHROMIUM).exists()
+
+
+def measure_sliders(
+    base: str, sizes: dict[str, tuple[int, int, int]], steps: int, warmup: int = 2
+) -> dict[str, BrowserResult]:
+    """For each size name -> (T, d_model, d_ff), `steps` slider steps after `warmup` ones."""
+    from playwright.sync_api import sync_playwright
+
+    results: dict[str, BrowserResult] = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(
+                viewport={"width": 1280, "height": 720}, locale="en-US", bypass_csp=True
+            )
+            page = context.new_page()
+            for name, (tokens, d_model, d_ff) in sizes.items():
+                page.goto(f"{base}/?d_model={d_model}&d_ff={d_ff}&tokens={tokens}")
+                page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+                page.locator("body[data-forward-seq][data-perturb-seq]").wait_for(
+                    state="attached", timeout=60_000
+                )
+                afterplot: list[float] = []
+                network: list[float] = []
+                for i in range(warmup + steps):
+                    value = tokens - 1 if i % 2 == 0 else tokens
+                    if tokens == 1:
+                        value = 2 if i % 2 == 0 else 1
+                    out = page.evaluate(_STEP_JS, value)
+                    if i >= warmup:
+                        afterplot.append(float(out["afterplot"]))
+                        network.append(float(out["net"]))
+                results[name] = BrowserResult(afterplot, network)
+            context.close()
+        finally:
+            browser.close()
+    return results
