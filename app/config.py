@@ -36,8 +36,32 @@ class Settings(BaseSettings):
     weight_cache_bytes: int = Field(
         768 * 1024 * 1024, ge=0, description="bytes of seeded weights kept in the LRU cache"
     )
+    display_max_values: int = Field(
+        32_768,
+        ge=1,
+        description=(
+            "a [T, n] tensor with more numbers than this is summarised for display in "
+            "/api/forward answers (display='auto'): only its most active columns are sent"
+        ),
+    )
+    display_keep_values: int = Field(
+        8_192,
+        ge=1,
+        description="a summarised [T, n] tensor keeps max(1, this // T) columns",
+    )
+    histogram_bins: int = Field(
+        60, ge=1, le=1000, description="bins of the pre-activation histogram in /api/forward"
+    )
     sparsity_threshold: float = Field(
         0.01, ge=0, description="default |h| below which a smooth activation counts as zero"
+    )
+    torch_threads: int | None = Field(
+        1,
+        ge=1,
+        description=(
+            "torch intra-op threads for the server process (None: torch's default, one per "
+            "core); 1 lets concurrent requests use the cores instead of fighting over them"
+        ),
     )
     frame_ancestors: str = Field(
         "*", description="CSP frame-ancestors: who may embed the page ('none', 'self', hosts, *)"

@@ -37,8 +37,11 @@ async (value) => {
   performance.clearResourceTimings();
   const slider = document.getElementById('tokens');
   const done = new Promise((resolve) => {
-    const check = () => body.dataset.forwardSeq !== before[0] && body.dataset.perturbSeq !== before[1];
-    const observer = new MutationObserver(() => { if (check()) { observer.disconnect(); resolve(); } });
+    const check = () => body.dataset.forwardSeq !== before[0]
+      && body.dataset.perturbSeq !== before[1];
+    const observer = new MutationObserver(() => {
+      if (check()) { observer.disconnect(); resolve(); }
+    });
     observer.observe(body, { attributes: true });
   });
   const t0 = performance.now();
@@ -48,8 +51,10 @@ async (value) => {
   const rendered = performance.now();
   await new Promise((r) => requestAnimationFrame(() => r()));
   for (const p of plots) p.removeListener('plotly_afterplot', mark);
-  const api = performance.getEntriesByType('resource').filter((e) => e.name.endsWith('/api/forward'));
-  const net = api.length ? api[api.length - 1].responseEnd - api[api.length - 1].startTime : NaN;
+  const api = performance.getEntriesByType('resource')
+    .filter((e) => e.name.endsWith('/api/forward'));
+  const last_api = api[api.length - 1];
+  const net = last_api ? last_api.responseEnd - last_api.startTime : NaN;
   return { afterplot: (Number.isNaN(last) ? rendered : last) - t0, net };
 }
 """

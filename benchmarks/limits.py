@@ -57,8 +57,14 @@ def weight_bytes(d_model: int, d_ff: int, activation: str) -> int:
 
 
 def bare_forward_seconds(
-    d_model: int, d_ff: int, activation: str, bias: bool, tokens: int, repeats: int = 30,
-    seed: int = 0, input_seed: int = 0,
+    d_model: int,
+    d_ff: int,
+    activation: str,
+    bias: bool,
+    tokens: int,
+    repeats: int = 30,
+    seed: int = 0,
+    input_seed: int = 0,
 ) -> float:
     """Median seconds of `model.trace(x)` alone, with the seeded weights and tokens the server
     uses for the same request (weights by `seed`, x ~ N(0, 1) by `input_seed`)."""

@@ -51,9 +51,16 @@ class Size:
 
     def body(self, **extra: Any) -> dict[str, Any]:
         """The /api/forward request body for this size (seeded weights and tokens)."""
-        return {"d_model": self.d_model, "d_ff": self.d_ff, "activation": self.activation,
-                "bias": self.bias, "num_tokens": self.tokens, "seed": 0, "input_seed": 0,
-                **extra}
+        return {
+            "d_model": self.d_model,
+            "d_ff": self.d_ff,
+            "activation": self.activation,
+            "bias": self.bias,
+            "num_tokens": self.tokens,
+            "seed": 0,
+            "input_seed": 0,
+            **extra,
+        }
 
     def flops(self) -> int:
         """FLOPs of one forward pass."""
@@ -82,18 +89,32 @@ class Plan:
 FULL = Plan(
     sizes={"S": Size(8, 64, 256), "M": Size(16, 512, 2048), "L": Size(32, 1024, 4096)},
     big=Size(8, 4096, 11008, "swiglu", False),
-    rps_seconds=4.0, rps_count=40_000, concurrency=8, latency_count=60,
-    browser_steps=30, browser_sizes=("S", "M", "L"),
-    random_requests=200, random_seconds=300.0, random_max_params=10**12,
-    size_tokens=(8, 32, 64), size_max_params=10**12,
+    rps_seconds=4.0,
+    rps_count=40_000,
+    concurrency=8,
+    latency_count=60,
+    browser_steps=30,
+    browser_sizes=("S", "M", "L"),
+    random_requests=200,
+    random_seconds=300.0,
+    random_max_params=10**12,
+    size_tokens=(8, 32, 64),
+    size_max_params=10**12,
 )
 QUICK = Plan(
     sizes={"S": Size(2, 8, 16), "M": Size(3, 8, 32), "L": Size(4, 16, 64)},
     big=Size(2, 16, 32, "swiglu", False),
-    rps_seconds=0.3, rps_count=200, concurrency=2, latency_count=5,
-    browser_steps=2, browser_sizes=("S",),
-    random_requests=5, random_seconds=20.0, random_max_params=50_000,
-    size_tokens=(2,), size_max_params=5_000_000,
+    rps_seconds=0.3,
+    rps_count=200,
+    concurrency=2,
+    latency_count=5,
+    browser_steps=2,
+    browser_sizes=("S",),
+    random_requests=5,
+    random_seconds=20.0,
+    random_max_params=50_000,
+    size_tokens=(2,),
+    size_max_params=5_000_000,
 )
 
 
@@ -127,7 +148,9 @@ def ladder(name: str) -> list[int]:
     return [int(v) for v in found.group(1).split(",") if v.strip()]
 
 
-def random_bodies(count: int, settings: Settings, max_params: int, seed: int = 5) -> list[dict[str, Any]]:
+def random_bodies(
+    count: int, settings: Settings, max_params: int, seed: int = 5
+) -> list[dict[str, Any]]:
     """`count` random valid /api/forward bodies over the page's ladders (seeds 0-4)."""
     rng = random.Random(seed)
     d_models = [d for d in ladder("D_MODEL_STEPS") if d <= settings.max_d_model]
@@ -141,9 +164,17 @@ def random_bodies(count: int, settings: Settings, max_params: int, seed: int = 5
         params = sum(math.prod(shape) for shape in expected_shapes(config).values())
         if params > min(settings.max_params, max_params):
             continue
-        bodies.append({"d_model": d_model, "d_ff": d_ff, "activation": activation, "bias": bias,
-                       "num_tokens": rng.randint(1, settings.max_tokens),
-                       "seed": rng.randint(0, 4), "input_seed": rng.randint(0, 4)})
+        bodies.append(
+            {
+                "d_model": d_model,
+                "d_ff": d_ff,
+                "activation": activation,
+                "bias": bias,
+                "num_tokens": rng.randint(1, settings.max_tokens),
+                "seed": rng.randint(0, 4),
+                "input_seed": rng.randint(0, 4),
+            }
+        )
     return bodies
 
 
@@ -179,45 +210,109 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
         big_bytes = limits.weight_bytes(big.d_model, big.d_ff, big.activation)
         bound_warm = max(flops_ms(big), big_bytes / (bandwidth * 1e9))
         label = f"{big.d_model}->{big.d_ff} {big.activation} T={big.tokens}"
-        rows.append(Row(f"preset {label}: cold", ms(cold), "<= 2000 ms", cold <= 2.0,
-                        f">= {ms(big_bytes / (bandwidth * 1e9) + bound_warm)} (write+read "
-                        f"{big_bytes / MB:.0f} MB weights, forward)"))
-        rows.append(Row(f"preset {label}: warm p50", ms(warm), "<= 50 ms", warm <= 0.050,
-                        f">= {ms(bound_warm)} (max of {ms(flops_ms(big))} FLOPs, "
-                        f"{ms(big_bytes / (bandwidth * 1e9))} weight read)"))
+        rows.append(
+            Row(
+                f"preset {label}: cold",
+                ms(cold),
+                "<= 2000 ms",
+                cold <= 2.0,
+                f">= {ms(big_bytes / (bandwidth * 1e9) + bound_warm)} (write+read "
+                f"{big_bytes / MB:.0f} MB weights, forward)",
+            )
+        )
+        rows.append(
+            Row(
+                f"preset {label}: warm p50",
+                ms(warm),
+                "<= 50 ms",
+                warm <= 0.050,
+                f">= {ms(bound_warm)} (max of {ms(flops_ms(big))} FLOPs, "
+                f"{ms(big_bytes / (bandwidth * 1e9))} weight read)",
+            )
+        )
         raw |= {"big_cold_s": cold, "big_warm_s": warm}
 
         # 2. Requests/s: /api/forward at S against /api/health, same server and client load.
         s = plan.sizes["S"]
-        load(server.base, "/api/health", method="GET", concurrency=plan.concurrency,
-             count=plan.rps_count // 10, seconds=plan.rps_seconds / 4)
-        health = load(server.base, "/api/health", method="GET", concurrency=plan.concurrency,
-                      count=plan.rps_count, seconds=plan.rps_seconds)
-        load(server.base, "/api/forward", body=s.body(), concurrency=plan.concurrency,
-             count=plan.rps_count // 10, seconds=plan.rps_seconds / 4)
-        forward = load(server.base, "/api/forward", body=s.body(), concurrency=plan.concurrency,
-                       count=plan.rps_count, seconds=plan.rps_seconds)
+        load(
+            server.base,
+            "/api/health",
+            method="GET",
+            concurrency=plan.concurrency,
+            count=plan.rps_count // 10,
+            seconds=plan.rps_seconds / 4,
+        )
+        health = load(
+            server.base,
+            "/api/health",
+            method="GET",
+            concurrency=plan.concurrency,
+            count=plan.rps_count,
+            seconds=plan.rps_seconds,
+        )
+        load(
+            server.base,
+            "/api/forward",
+            body=s.body(),
+            concurrency=plan.concurrency,
+            count=plan.rps_count // 10,
+            seconds=plan.rps_seconds / 4,
+        )
+        forward = load(
+            server.base,
+            "/api/forward",
+            body=s.body(),
+            concurrency=plan.concurrency,
+            count=plan.rps_count,
+            seconds=plan.rps_seconds,
+        )
         ratio = forward.rps / health.rps if health.rps else 0.0
         per_health = 1.0 / health.rps if health.rps else float("nan")
         best = per_health / (per_health + flops_ms(s) / 1000 / 2)  # 2 cores share the compute
-        rows.append(Row(f"rps /api/forward ÷ /api/health at S ({forward.rps:.0f} / "
-                        f"{health.rps:.0f})", f"{ratio:.2f}", ">= 0.5", ratio >= 0.5,
-                        f"<= {best:.3f} (S forward {flops_ms(s) * 1000:.1f} µs of FLOPs)"))
-        raw |= {"rps_health": health.rps, "rps_forward_S": forward.rps,
-                "errors": health.errors + forward.errors}
+        rows.append(
+            Row(
+                f"rps /api/forward ÷ /api/health at S ({forward.rps:.0f} / {health.rps:.0f})",
+                f"{ratio:.2f}",
+                ">= 0.5",
+                ratio >= 0.5,
+                f"<= {best:.3f} (S forward {flops_ms(s) * 1000:.1f} µs of FLOPs)",
+            )
+        )
+        raw |= {
+            "rps_health": health.rps,
+            "rps_forward_S": forward.rps,
+            "errors": health.errors + forward.errors,
+        }
 
         # 3. Request latency at L against the bare forward pass of the same tensors.
         big_l = plan.sizes["L"]
-        sequential = load(server.base, "/api/forward", body=big_l.body(), concurrency=1,
-                          count=plan.latency_count, seconds=60)
-        bare = limits.bare_forward_seconds(big_l.d_model, big_l.d_ff, big_l.activation,
-                                           big_l.bias, big_l.tokens)
+        sequential = load(
+            server.base,
+            "/api/forward",
+            body=big_l.body(),
+            concurrency=1,
+            count=plan.latency_count,
+            seconds=60,
+        )
+        bare = limits.bare_forward_seconds(
+            big_l.d_model, big_l.d_ff, big_l.activation, big_l.bias, big_l.tokens
+        )
         p50 = sequential.percentile(50)
-        rows.append(Row(f"latency p50 ÷ bare forward at L ({ms(p50)} / {ms(bare)})",
-                        f"{p50 / bare:.2f}", "<= 3", p50 / bare <= 3,
-                        f">= 1; bare forward >= {ms(flops_ms(big_l))} (FLOPs)"))
-        raw |= {"latency_L_p50_s": p50, "latency_L_p95_s": sequential.percentile(95),
-                "bare_forward_L_s": bare, "body_L_bytes": sequential.body_bytes}
+        rows.append(
+            Row(
+                f"latency p50 ÷ bare forward at L ({ms(p50)} / {ms(bare)})",
+                f"{p50 / bare:.2f}",
+                "<= 3",
+                p50 / bare <= 3,
+                f">= 1; bare forward >= {ms(flops_ms(big_l))} (FLOPs)",
+            )
+        )
+        raw |= {
+            "latency_L_p50_s": p50,
+            "latency_L_p95_s": sequential.percentile(95),
+            "bare_forward_L_s": bare,
+            "body_L_bytes": sequential.body_bytes,
+        }
 
         # 4. The largest response body over every preset (and T up to max_tokens).
         largest, where = 0, ""
@@ -226,41 +321,70 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
             if params > plan.size_max_params:
                 continue
             if preset.weights is not None:
-                bodies = [{"d_model": preset.d_model, "d_ff": preset.d_ff,
-                           "activation": preset.activation, "bias": preset.bias,
-                           "tokens": preset.tokens, "weights": preset.weights}]
+                bodies = [
+                    {
+                        "d_model": preset.d_model,
+                        "d_ff": preset.d_ff,
+                        "activation": preset.activation,
+                        "bias": preset.bias,
+                        "tokens": preset.tokens,
+                        "weights": preset.weights,
+                    }
+                ]
             else:
-                bodies = [Size(t, preset.d_model, preset.d_ff, preset.activation,
-                               preset.bias).body() for t in plan.size_tokens]
+                bodies = [
+                    Size(t, preset.d_model, preset.d_ff, preset.activation, preset.bias).body()
+                    for t in plan.size_tokens
+                ]
             for body in bodies:
                 _, size = post_seconds(client, body)
                 if size > largest:
                     largest = size
                     where = f"{preset.id} T={body.get('num_tokens', len(preset.tokens or []))}"
-        rows.append(Row(f"largest response body ({where})", f"{largest / MB:.3f} MB", "<= 1 MB",
-                        largest <= MB, "— (bytes of the summarised display tensors)"))
+        rows.append(
+            Row(
+                f"largest response body ({where})",
+                f"{largest / MB:.3f} MB",
+                "<= 1 MB",
+                largest <= MB,
+                "— (bytes of the summarised display tensors)",
+            )
+        )
         raw |= {"largest_body_bytes": largest, "largest_body_where": where}
 
         # 5. Slider input -> plotly_afterplot in headless Chromium.
         if with_browser and chromium_available():
             targets = {"S": (30, 60), "M": (60, 120), "L": (120, 250)}
-            sizes = {n: (plan.sizes[n].tokens, plan.sizes[n].d_model, plan.sizes[n].d_ff)
-                     for n in plan.browser_sizes}
+            sizes = {
+                n: (plan.sizes[n].tokens, plan.sizes[n].d_model, plan.sizes[n].d_ff)
+                for n in plan.browser_sizes
+            }
             found = measure_sliders(server.base, sizes, plan.browser_steps)
             for name, result in found.items():
                 t50, t95 = targets[name]
                 p50_ms, p95_ms = result.p(50), result.p(95)
                 size = plan.sizes[name]
-                rows.append(Row(
-                    f"slider -> afterplot at {name} p50 / p95 (fetch p50 "
-                    f"{result.network_p50():.0f} ms)",
-                    f"{p50_ms:.0f} / {p95_ms:.0f} ms", f"<= {t50} / {t95} ms",
-                    p50_ms <= t50 and p95_ms <= t95,
-                    f">= {limits.FRAME_MS:.1f} ms (1 frame) + {ms(flops_ms(size))} (FLOPs)"))
+                rows.append(
+                    Row(
+                        f"slider -> afterplot at {name} p50 / p95 (fetch p50 "
+                        f"{result.network_p50():.0f} ms)",
+                        f"{p50_ms:.0f} / {p95_ms:.0f} ms",
+                        f"<= {t50} / {t95} ms",
+                        p50_ms <= t50 and p95_ms <= t95,
+                        f">= {limits.FRAME_MS:.1f} ms (1 frame) + {ms(flops_ms(size))} (FLOPs)",
+                    )
+                )
                 raw[f"browser_{name}"] = asdict(result)
         else:
-            rows.append(Row("slider -> afterplot", "skipped", "see README", None,
-                            "Chromium not run" if with_browser else "--no-browser"))
+            rows.append(
+                Row(
+                    "slider -> afterplot",
+                    "skipped",
+                    "see README",
+                    None,
+                    "Chromium not run" if with_browser else "--no-browser",
+                )
+            )
 
         # 6. RSS after random valid requests (run last: it churns the weight cache).
         bodies = random_bodies(plan.random_requests, settings, plan.random_max_params)
@@ -276,20 +400,36 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
-        churn = load(server.base, "/api/forward", body=lambda i: bodies[i], concurrency=2,
-                     count=len(bodies), seconds=plan.random_seconds, timeout=120)
+        churn = load(
+            server.base,
+            "/api/forward",
+            body=lambda i: bodies[i],
+            concurrency=2,
+            count=len(bodies),
+            seconds=plan.random_seconds,
+            timeout=120,
+        )
         stop.set()
         sampler.join()
         rss_after = server.rss()
         gb = 1024**3
-        rows.append(Row(f"RSS after {churn.requests} random requests (peak "
-                        f"{max(peak) / gb:.2f} GB, {churn.errors} errors)",
-                        f"{rss_after / gb:.2f} GB", "<= 1.5 GB",
-                        rss_after <= 1.5 * gb and churn.errors == 0,
-                        f"cache bound {settings.weight_cache_bytes / gb:.2f} GB + idle "
-                        f"{raw['rss_idle'] / gb:.2f} GB"))
-        raw |= {"rss_after": rss_after, "rss_peak": max(peak), "random_requests": churn.requests,
-                "random_errors": churn.errors}
+        rows.append(
+            Row(
+                f"RSS after {churn.requests} random requests (peak "
+                f"{max(peak) / gb:.2f} GB, {churn.errors} errors)",
+                f"{rss_after / gb:.2f} GB",
+                "<= 1.5 GB",
+                rss_after <= 1.5 * gb and churn.errors == 0,
+                f"cache bound {settings.weight_cache_bytes / gb:.2f} GB + idle "
+                f"{raw['rss_idle'] / gb:.2f} GB",
+            )
+        )
+        raw |= {
+            "rss_after": rss_after,
+            "rss_peak": max(peak),
+            "random_requests": churn.requests,
+            "random_errors": churn.errors,
+        }
         client.close()
     raw["load_average_end"] = load_average()
     return rows, raw
@@ -298,12 +438,22 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
 def print_table(rows: list[Row], raw: dict[str, Any], quick: bool) -> None:
     """The table, with the machine's limits on top."""
     print(f"FFN Lab benchmark{' (--quick: tiny sizes, numbers not meaningful)' if quick else ''}")
-    print(f"cpus {raw['cpus']}, load average {raw['load_average_start']} -> "
-          f"{raw['load_average_end']}; torch.matmul {raw['matmul_gflops']:.1f} GFLOP/s, "
-          f"memory read {raw['read_gbs']:.1f} GB/s, 1 frame = {limits.FRAME_MS:.1f} ms")
+    print(
+        f"cpus {raw['cpus']}, load average {raw['load_average_start']} -> "
+        f"{raw['load_average_end']}; torch.matmul {raw['matmul_gflops']:.1f} GFLOP/s, "
+        f"memory read {raw['read_gbs']:.1f} GB/s, 1 frame = {limits.FRAME_MS:.1f} ms"
+    )
     headers = ("metric", "measured", "target", "pass", "bound")
-    cells = [(r.metric, r.measured, r.target,
-              "-" if r.ok is None else ("PASS" if r.ok else "FAIL"), r.bound) for r in rows]
+    cells = [
+        (
+            r.metric,
+            r.measured,
+            r.target,
+            "-" if r.ok is None else ("PASS" if r.ok else "FAIL"),
+            r.bound,
+        )
+        for r in rows
+    ]
     widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
     line = " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
     print(line)
@@ -314,8 +464,11 @@ def print_table(rows: list[Row], raw: dict[str, Any], quick: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse the flags, measure, print; exit code 0 even when a target is missed."""
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.run",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--quick", action="store_true", help="tiny sizes: check that it runs")
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium part")
     parser.add_argument("--json", type=Path, help="also write the raw figures to this file")
@@ -323,8 +476,9 @@ def main(argv: list[str] | None = None) -> int:
     rows, raw = measure(QUICK if args.quick else FULL, with_browser=not args.no_browser)
     print_table(rows, raw, args.quick)
     if args.json:
-        args.json.write_text(json.dumps({"rows": [asdict(r) for r in rows], "raw": raw},
-                                        indent=2), encoding="utf-8")
+        args.json.write_text(
+            json.dumps({"rows": [asdict(r) for r in rows], "raw": raw}, indent=2), encoding="utf-8"
+        )
     return 0
 
 

@@ -38,11 +38,25 @@ class Server:
         self.proc: subprocess.Popen[bytes] | None = None
 
     def __enter__(self) -> Server:
-        cmd = [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
-               "--host", "127.0.0.1", "--port", str(self.port), "--workers", "1",
-               "--log-level", "warning", "--no-access-log"]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=self.env,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cmd = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "app.main:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--workers",
+            "1",
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         deadline = time.monotonic() + self.start_timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

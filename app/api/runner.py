@@ -5,29 +5,39 @@ No HTTP here beyond the request models: routes call these functions.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+import time
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
 import torch
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
+from app.analysis.display import histogram
+from app.api.display import reduce_group, reduction_out
 from app.api.schemas import ForwardRequest, PerturbRequest
 from app.config import Settings
 from app.model.cache import WeightCache
-from app.model.ffn import FFNConfig, FFNTrace, FFNWeights, PositionwiseFeedForward
+from app.model.ffn import (
+    FFNConfig,
+    FFNTrace,
+    FFNWeights,
+    PositionwiseFeedForward,
+    expected_shapes,
+)
 
 
 def build_model(req: ForwardRequest, cache: WeightCache) -> PositionwiseFeedForward:
-    """The FFN for this request: submitted weights, or seeded ones from the cache."""
+    """The FFN for this request: submitted weights, or the cached model on seeded ones.
+
+    A cached model is shared between requests and never modified here; its mode is fixed
+    by its config (dropout acts only when `mode` is "train" and `dropout` > 0).
+    """
     config = req.ffn_config()
     submitted = req.weights_arrays
-    if submitted is not None:
-        weights = FFNWeights(**{k: torch.from_numpy(v) for k, v in submitted.items()})
-    else:
-        weights = cache.get(
-            config.d_model, config.d_ff, req.seed, gated=config.gated, bias=config.bias
-        )
+    if submitted is None:
+        return cache.model(config, req.seed)
+    weights = FFNWeights(**{k: torch.from_numpy(v) for k, v in submitted.items()})
     model = PositionwiseFeedForward(config, weights)
     model.train(req.mode == "train")
     return model
@@ -66,15 +76,29 @@ def config_out(req: ForwardRequest, config: FFNConfig) -> dict[str, Any]:
     }
 
 
-def forward(req: ForwardRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
-    """Everything POST /api/forward returns (see `ForwardResponse`)."""
+def forward(
+    req: ForwardRequest,
+    cache: WeightCache,
+    settings: Settings,
+    timings: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """Everything POST /api/forward returns (see `ForwardResponse`).
+
+    `timings`, when given, receives seconds spent on "model" (cache lookup or build) and
+    "forward" (the bare forward pass), for the Server-Timing header.
+    """
+    t0 = time.perf_counter()
     model = build_model(req, cache)
     config = model.config
     x = input_tokens(req)
+    t1 = time.perf_counter()
     trace = run_trace(model, x, req)
-    threshold = (
-        req.sparsity_threshold if req.sparsity_threshold is not None else settings.sparsity_threshold
-    )
+    if timings is not None:
+        timings["model"] = t1 - t0
+        timings["forward"] = time.perf_counter() - t1
+    threshold = req.sparsity_threshold
+    if threshold is None:
+        threshold = settings.sparsity_threshold
     stats = sparsity(trace.hidden, config.activation, threshold)
     shapes = {
         "input": list(x.shape),
@@ -84,26 +108,47 @@ def forward(req: ForwardRequest, cache: WeightCache, settings: Settings) -> dict
     }
     if trace.up is not None:
         shapes["up"] = list(trace.up.shape)
-    weights = model.weights().named()
-    shapes |= {name: list(t.shape) for name, t in weights.items()}
+    shapes |= {name: list(shape) for name, shape in expected_shapes(config).items()}
+    units, unit_group = reduce_group(
+        {
+            "pre_activation": trace.pre_activation,
+            "up": trace.up,
+            "hidden": trace.hidden,
+            "dropped": trace.dropped,
+        },
+        "hidden",
+        settings,
+        req.display,
+    )
+    features, feature_group = reduce_group(
+        {"input": x, "output": trace.output}, "output", settings, req.display
+    )
+    counts = histogram(trace.pre_activation, settings.histogram_bins)
     return {
         "config": config_out(req, config),
         "shapes": shapes,
-        "input": x.numpy(),
-        "pre_activation": trace.pre_activation.numpy(),
-        "up": None if trace.up is None else trace.up.numpy(),
-        "hidden": trace.hidden.numpy(),
-        "dropped": None if trace.dropped is None else trace.dropped.numpy(),
-        "output": trace.output.numpy(),
-        "sparsity": asdict(stats),
+        "input": features["input"],
+        "pre_activation": units["pre_activation"],
+        "up": units["up"],
+        "hidden": units["hidden"],
+        "dropped": units["dropped"],
+        "output": features["output"],
+        "sparsity": shallow_dict(stats),
         "params": param_counts(config),
-        "flops": asdict(flop_count(config, x.shape[0])),
+        "flops": shallow_dict(flop_count(config, x.shape[0])),
         "weights": (
-            {name: np.ascontiguousarray(t.numpy()) for name, t in weights.items()}
+            {name: np.ascontiguousarray(t.numpy()) for name, t in model.weights().named().items()}
             if req.include_weights
             else None
         ),
+        "reduction": reduction_out([unit_group, feature_group], settings),
+        "pre_activation_histogram": {"edges": counts.edges, "counts": counts.counts},
     }
+
+
+def shallow_dict(obj: Any) -> dict[str, Any]:
+    """A dataclass's fields as a dict, values not copied (`asdict` deep-copies arrays)."""
+    return {f.name: getattr(obj, f.name) for f in fields(obj)}
 
 
 def random_direction(d_model: int, scale: float, seed: int) -> torch.Tensor:
@@ -113,7 +158,7 @@ def random_direction(d_model: int, scale: float, seed: int) -> torch.Tensor:
     return direction * (scale / torch.linalg.vector_norm(direction))
 
 
-def perturb(req: PerturbRequest, cache: WeightCache) -> dict[str, Any]:
+def perturb(req: PerturbRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/perturb returns (see `PerturbResponse`).
 
     The two states are computed by two separate forward calls of the same shape, so the
@@ -125,22 +170,36 @@ def perturb(req: PerturbRequest, cache: WeightCache) -> dict[str, Any]:
     if given is not None:
         nudge = torch.from_numpy(given)
     else:
-        nudge = random_direction(req.d_model, req.scale if req.scale is not None else 1.0,
-                                 req.direction_seed)
+        nudge = random_direction(
+            req.d_model, req.scale if req.scale is not None else 1.0, req.direction_seed
+        )
     x_perturbed = x.clone()
     x_perturbed[req.position] += nudge
     before = run_trace(model, x, req)
     after = run_trace(model, x_perturbed, req)
     stats = compare_outputs(before.output, after.output, req.position)
+    features, group = reduce_group(
+        {
+            "input": x,
+            "input_perturbed": x_perturbed,
+            "output": before.output,
+            "output_perturbed": after.output,
+            "output_delta": torch.from_numpy(stats.delta),
+        },
+        "output_delta",
+        settings,
+        req.display,
+    )
     return {
         "config": config_out(req, model.config),
         "position": req.position,
-        "input": x.numpy(),
-        "input_perturbed": x_perturbed.numpy(),
-        "output": before.output.numpy(),
-        "output_perturbed": after.output.numpy(),
-        "output_delta": stats.delta,
+        "input": features["input"],
+        "input_perturbed": features["input_perturbed"],
+        "output": features["output"],
+        "output_perturbed": features["output_perturbed"],
+        "output_delta": features["output_delta"],
         "delta_norm_per_position": stats.delta_norm_per_position,
         "changed_positions": stats.changed_positions,
         "max_abs_change_other_positions": stats.max_abs_change_other_positions,
+        "reduction": reduction_out([group], settings),
     }

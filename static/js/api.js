@@ -20,21 +20,31 @@ export class LatestOnly {
   constructor() {
     this.seq = 0;
     this.controller = null;
+    this.last = null; // { url, text, data } of the newest answer, reused for the same body
   }
 
-  /** POST `body` as JSON; resolves to { data, ms } or { stale: true } for superseded calls. */
+  /**
+   * POST `body` as JSON; resolves to { data, ms } or { stale: true } for superseded calls.
+   * The same url and body as the newest answer resolve at once to that answer's very `data`
+   * object ({ data, ms, reused: true }, `ms` of the original call): the server is deterministic, and renderers can
+   * skip work when they get the object they drew last time.
+   */
   async post(url, body) {
     this.controller?.abort();
     const controller = new AbortController();
     this.controller = controller;
     const seq = ++this.seq;
+    const text = JSON.stringify(body);
+    if (this.last && this.last.url === url && this.last.text === text) {
+      return { data: this.last.data, ms: this.last.ms, reused: true };
+    }
     const started = performance.now();
     let response;
     try {
       response = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
+        body: text,
         signal: controller.signal,
       });
     } catch (err) {
@@ -44,7 +54,9 @@ export class LatestOnly {
     const data = await response.json();
     if (seq !== this.seq) return { stale: true };
     if (!response.ok) throw new ApiError(response.status, data);
-    return { data, ms: performance.now() - started };
+    const ms = performance.now() - started;
+    this.last = { url, text, data, ms };
+    return { data, ms };
   }
 }
 

@@ -35,10 +35,25 @@ export function maxAbs(matrix) {
 }
 
 /**
+ * True when `el` already shows exactly this data with these options, so that a redraw can
+ * be skipped (a Plotly.react costs ~10 ms per chart even when nothing changed). `data` is
+ * compared by identity, `opts` by value (functions ignored).
+ */
+function unchanged(el, data, opts) {
+  const key = JSON.stringify(opts);
+  if (el.ffnDrawn && el.ffnDrawn.data === data && el.ffnDrawn.key === key) return true;
+  el.ffnDrawn = { data, key };
+  return false;
+}
+
+/**
  * A signed heatmap [rows x cols] with a symmetric colour range around 0.
- * opts: { title, xTitle, yTitle, zmax, yLabels, filename, showValues, format }
+ * opts: { title, xTitle, yTitle, zmax, yLabels, xLabels, filename, showValues, format }
+ * xLabels: the column names when z holds only some columns (e.g. the kept unit indices of
+ * a summarised hidden layer); the x axis is then categorical.
  */
 export function heatmap(el, z, opts) {
+  if (unchanged(el, z, opts)) return Promise.resolve(el);
   const zmax = opts.zmax ?? maxAbs(z);
   const rows = z.length;
   const cols = rows ? z[0].length : 0;
@@ -56,6 +71,9 @@ export function heatmap(el, z, opts) {
   if (opts.yLabels) {
     trace.y = opts.yLabels;
   }
+  if (opts.xLabels) {
+    trace.x = opts.xLabels;
+  }
   if (opts.showValues && opts.format) {
     trace.text = z.map((row) => row.map(opts.format));
     trace.texttemplate = "%{text}";
@@ -63,7 +81,8 @@ export function heatmap(el, z, opts) {
   }
   const layout = baseLayout({
     title: { text: opts.title, font: { size: 13 } },
-    xaxis: { title: { text: opts.xTitle }, showgrid: false, zeroline: false },
+    xaxis: { title: { text: opts.xTitle }, showgrid: false, zeroline: false,
+             type: opts.xLabels ? "category" : "linear" },
     margin: { l: opts.showYTitle === false ? 28 : 48, r: 8, t: 36, b: 40 },
     yaxis: { title: { text: opts.showYTitle === false ? "" : opts.yTitle }, autorange: "reversed", showgrid: false, zeroline: false,
              type: opts.yLabels ? "category" : "linear", dtick: rows <= 16 ? 1 : undefined },
@@ -78,6 +97,7 @@ export function heatmap(el, z, opts) {
  * A bar chart. opts: { title, xTitle, yTitle, text, colors, filename, yRange }
  */
 export function bars(el, x, y, opts) {
+  if (unchanged(el, y, { ...opts, x })) return Promise.resolve(el);
   const trace = {
     type: "bar",
     x,
@@ -96,8 +116,36 @@ export function bars(el, x, y, opts) {
   return Plotly.react(el, [trace], layout, config(opts.filename));
 }
 
+/**
+ * A histogram already binned (by the server, over a full tensor): bars over equal-width
+ * bins with a vertical line at zero. edges [bins + 1], counts [bins].
+ * opts: { title, xTitle, yTitle, filename }
+ */
+export function binnedHistogram(el, edges, counts, opts) {
+  if (unchanged(el, counts, { ...opts, edges })) return Promise.resolve(el);
+  const centres = counts.map((_, i) => (edges[i] + edges[i + 1]) / 2);
+  const trace = {
+    type: "bar",
+    x: centres,
+    y: counts,
+    width: edges[1] - edges[0],
+    marker: { color: ACCENT, line: { width: 0 } },
+    customdata: counts.map((_, i) => [edges[i], edges[i + 1]]),
+    hovertemplate: `[%{customdata[0]:.3~g}, %{customdata[1]:.3~g}): %{y}<extra></extra>`,
+  };
+  const layout = baseLayout({
+    title: { text: opts.title, font: { size: 13 } },
+    xaxis: { title: { text: opts.xTitle }, zeroline: false },
+    yaxis: { title: { text: opts.yTitle } },
+    bargap: 0.02,
+    shapes: [{ type: "line", x0: 0, x1: 0, y0: 0, y1: 1, yref: "paper", line: { color: MUTED, width: 2 } }],
+  });
+  return Plotly.react(el, [trace], layout, config(opts.filename));
+}
+
 /** A histogram of values with a vertical line at zero. opts: { title, xTitle, yTitle, filename } */
 export function histogram(el, values, opts) {
+  if (unchanged(el, values, opts)) return Promise.resolve(el);
   const trace = { type: "histogram", x: values, marker: { color: ACCENT }, nbinsx: 60 };
   const layout = baseLayout({
     title: { text: opts.title, font: { size: 13 } },

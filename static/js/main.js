@@ -12,11 +12,12 @@ const schema = makeSchema(boot);
 const $ = (id) => document.getElementById(id);
 const forwardRequester = new LatestOnly();
 const perturbRequester = new LatestOnly();
-const DEBOUNCE_MS = 30;
 
 let { state } = parseState(schema, window.location.search);
 let torchVersion = "";
 let timer = null;
+let running = null; // the update in progress (a promise), or null
+let pending = false; // controls changed while an update was in progress
 let lastForward = null;
 let lastPerturb = null;
 
@@ -171,9 +172,25 @@ function setStatus(text, kind) {
   el.dataset.kind = kind;
 }
 
+/**
+ * Start an update now (inputs of the same task coalesce), or, while one is in progress,
+ * once it is done: one request in flight at a time, and the last state always drawn.
+ */
 function schedule() {
+  if (running) {
+    pending = true;
+    return;
+  }
   clearTimeout(timer);
-  timer = setTimeout(run, DEBOUNCE_MS);
+  timer = setTimeout(async () => {
+    running = run();
+    await running;
+    running = null;
+    if (pending) {
+      pending = false;
+      schedule();
+    }
+  }, 0);
 }
 
 function showError(err) {
