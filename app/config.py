@@ -37,11 +37,13 @@ class Settings(BaseSettings):
         768 * 1024 * 1024, ge=0, description="bytes of seeded weights kept in the LRU cache"
     )
     display_max_values: int = Field(
-        32_768,
+        81_920,
         ge=1,
         description=(
-            "a [T, n] tensor with more numbers than this is summarised for display in "
-            "/api/forward answers (display='auto'): only its most active columns are sent"
+            "an /api/forward or /api/perturb answer whose [T, n] tensors hold more numbers "
+            "than this is summarised for display (display='auto'): its widest tensors keep "
+            "only their most active columns. 81,920 = T 16 x (512 + 2048 + 2048 + 512), the "
+            "paper's base model, sent whole"
         ),
     )
     display_keep_values: int = Field(

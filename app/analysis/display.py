@@ -18,22 +18,6 @@ TOP_RMS = "top_rms_columns"
 """Method name: the k columns with the largest root mean square over the T rows."""
 
 
-def columns_to_keep(values: int, rows: int, limit: int, keep: int) -> int | None:
-    """How many columns of a [rows, values // rows] tensor to send, or None to send it all.
-
-    A tensor with at most `limit` numbers is sent whole. A bigger one is cut to
-    `max(1, keep // rows)` columns (so at most max(keep, rows) numbers).
-
-    Raises:
-        ValueError: for non-positive rows, limit or keep.
-    """
-    if rows < 1 or limit < 1 or keep < 1:
-        raise ValueError(f"rows, limit and keep must be >= 1, got {rows}, {limit}, {keep}")
-    if values <= limit:
-        return None
-    return max(1, keep // rows)
-
-
 def top_rms_columns(ranking: torch.Tensor, k: int) -> torch.Tensor:
     """Indices (int64, ascending) of the `k` columns of `ranking` [T, n] with the largest
     root mean square over the T rows; ties go to the lower index.

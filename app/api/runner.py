@@ -14,7 +14,7 @@ import torch
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
 from app.analysis.display import histogram
-from app.api.display import reduce_group, reduction_out
+from app.api.display import Group, summarise
 from app.api.schemas import ForwardRequest, PerturbRequest
 from app.config import Settings
 from app.model.cache import WeightCache
@@ -109,30 +109,32 @@ def forward(
     if trace.up is not None:
         shapes["up"] = list(trace.up.shape)
     shapes |= {name: list(shape) for name, shape in expected_shapes(config).items()}
-    units, unit_group = reduce_group(
-        {
-            "pre_activation": trace.pre_activation,
-            "up": trace.up,
-            "hidden": trace.hidden,
-            "dropped": trace.dropped,
-        },
-        "hidden",
+    shown, reduction = summarise(
+        [
+            Group(
+                {
+                    "pre_activation": trace.pre_activation,
+                    "up": trace.up,
+                    "hidden": trace.hidden,
+                    "dropped": trace.dropped,
+                },
+                "hidden",
+            ),
+            Group({"input": x, "output": trace.output}, "output"),
+        ],
         settings,
         req.display,
-    )
-    features, feature_group = reduce_group(
-        {"input": x, "output": trace.output}, "output", settings, req.display
     )
     counts = histogram(trace.pre_activation, settings.histogram_bins)
     return {
         "config": config_out(req, config),
         "shapes": shapes,
-        "input": features["input"],
-        "pre_activation": units["pre_activation"],
-        "up": units["up"],
-        "hidden": units["hidden"],
-        "dropped": units["dropped"],
-        "output": features["output"],
+        "input": shown["input"],
+        "pre_activation": shown["pre_activation"],
+        "up": shown["up"],
+        "hidden": shown["hidden"],
+        "dropped": shown["dropped"],
+        "output": shown["output"],
         "sparsity": shallow_dict(stats),
         "params": param_counts(config),
         "flops": shallow_dict(flop_count(config, x.shape[0])),
@@ -141,7 +143,7 @@ def forward(
             if req.include_weights
             else None
         ),
-        "reduction": reduction_out([unit_group, feature_group], settings),
+        "reduction": reduction,
         "pre_activation_histogram": {"edges": counts.edges, "counts": counts.counts},
     }
 
@@ -178,28 +180,32 @@ def perturb(req: PerturbRequest, cache: WeightCache, settings: Settings) -> dict
     before = run_trace(model, x, req)
     after = run_trace(model, x_perturbed, req)
     stats = compare_outputs(before.output, after.output, req.position)
-    features, group = reduce_group(
-        {
-            "input": x,
-            "input_perturbed": x_perturbed,
-            "output": before.output,
-            "output_perturbed": after.output,
-            "output_delta": torch.from_numpy(stats.delta),
-        },
-        "output_delta",
+    shown, reduction = summarise(
+        [
+            Group(
+                {
+                    "input": x,
+                    "input_perturbed": x_perturbed,
+                    "output": before.output,
+                    "output_perturbed": after.output,
+                    "output_delta": torch.from_numpy(stats.delta),
+                },
+                "output_delta",
+            )
+        ],
         settings,
         req.display,
     )
     return {
         "config": config_out(req, model.config),
         "position": req.position,
-        "input": features["input"],
-        "input_perturbed": features["input_perturbed"],
-        "output": features["output"],
-        "output_perturbed": features["output_perturbed"],
-        "output_delta": features["output_delta"],
+        "input": shown["input"],
+        "input_perturbed": shown["input_perturbed"],
+        "output": shown["output"],
+        "output_perturbed": shown["output_perturbed"],
+        "output_delta": shown["output_delta"],
         "delta_norm_per_position": stats.delta_norm_per_position,
         "changed_positions": stats.changed_positions,
         "max_abs_change_other_positions": stats.max_abs_change_other_positions,
-        "reduction": reduction_out([group], settings),
+        "reduction": reduction,
     }

@@ -108,10 +108,10 @@ class ForwardRequest(BaseModel):
     display: Literal["auto", "full"] = Field(
         "auto",
         description=(
-            "'auto': a [T, n] tensor with more than `display_max_values` numbers (setting, "
-            "32,768 by default) is summarised to its most active columns, as `reduction` "
-            "says; statistics are always computed on the full tensors. 'full': every tensor "
-            "is sent whole (LLaMA-7B at T=32 is about 15 MB)"
+            "'auto': when the answer's [T, n] tensors hold more than `display_max_values` "
+            "numbers (setting, 81,920 by default), the widest ones are summarised to their "
+            "most active columns, as `reduction` says; statistics are always computed on "
+            "the full tensors. 'full': every tensor is sent whole (LLaMA-7B at T=32: ~15 MB)"
         ),
     )
 
@@ -335,7 +335,7 @@ class ReductionOut(BaseModel):
     method: Literal["top_rms_columns"] = Field(
         description="the k columns with the largest root mean square over the T tokens"
     )
-    max_values: int = Field(description="tensors with more numbers than this were summarised")
+    max_values: int = Field(description="the answer's [T, n] tensors held more numbers than this")
     keep_values: int = Field(
         description="a summarised tensor keeps max(1, keep_values // T) columns"
     )
@@ -359,8 +359,8 @@ class ForwardResponse(BaseModel):
     )
     pre_activation: Matrix = Field(
         description=(
-            "[T, d_ff], x W1 + b1 (gated: x W_gate + b_gate); above T x d_ff = "
-            "display_max_values only the columns listed in `reduction`"
+            "[T, d_ff], x W1 + b1 (gated: x W_gate + b_gate); in a summarised answer only "
+            "the columns listed in `reduction`"
         )
     )
     up: Matrix | None = Field(
@@ -368,9 +368,9 @@ class ForwardResponse(BaseModel):
     )
     hidden: Matrix = Field(
         description=(
-            "[T, d_ff], after the activation, before dropout; whole when T x d_ff <= "
-            "display_max_values (32,768 by default) or display='full', else the columns "
-            "listed in `reduction`"
+            "[T, d_ff], after the activation, before dropout; whole unless the answer's "
+            "[T, n] tensors hold more than display_max_values numbers (81,920 by default: "
+            "T=16 x 512->2048 is whole) and display='auto', then the columns in `reduction`"
         )
     )
     dropped: list[list[bool]] | None = Field(
@@ -417,7 +417,7 @@ class PerturbResponse(BaseModel):
         None,
         description=(
             "null when every tensor was sent whole; else the [T, d_model] tensors were cut to "
-            "the columns where output_delta is largest (T x d_model > display_max_values). "
+            "the columns where output_delta is largest (5 T d_model > display_max_values). "
             "delta_norm_per_position, changed_positions and max_abs_change_other_positions "
             "are computed on the full tensors"
         ),

@@ -38,6 +38,13 @@ def _entry_size(entry: _Entry) -> int:
     return max(entry.weights.nbytes, 1)
 
 
+def _seeded_bytes(d_model: int, d_ff: int, *, gated: bool, bias: bool) -> int:
+    """float32 bytes that `FFNWeights.seeded(d_model, d_ff, ..., gated, bias).nbytes` holds."""
+    matrices = (3 if gated else 2) * d_model * d_ff
+    biases = ((2 if gated else 1) * d_ff + d_model) if bias else 0
+    return 4 * (matrices + biases)
+
+
 class WeightCache:
     """Seeded `FFNWeights` (and models) by (d_model, d_ff, seed, gated, bias), at most
     `max_bytes` of weights held.
@@ -63,7 +70,7 @@ class WeightCache:
             if found is not None:
                 return found
             d_model, d_ff, seed, gated, bias = key
-            need = 4 * ((3 if gated else 2) * d_model * d_ff + (2 * d_ff + d_model))
+            need = _seeded_bytes(d_model, d_ff, gated=gated, bias=bias)
             with self._lock:  # make room first: old and new weights never both held here
                 while self._cache and self._cache.currsize + need > self._cache.maxsize:
                     self._cache.popitem()
