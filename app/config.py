@@ -57,6 +57,14 @@ class Settings(BaseSettings):
     sparsity_threshold: float = Field(
         0.01, ge=0, description="default |h| below which a smooth activation counts as zero"
     )
+    inline_max_flops: int = Field(
+        4_000_000,
+        ge=0,
+        description=(
+            "requests of at most this many forward FLOPs run on the event loop, not in the "
+            "thread pool (~0.1 ms of compute; 0 sends every request to the pool)"
+        ),
+    )
     torch_threads: int | None = Field(
         1,
         ge=1,

@@ -32,7 +32,8 @@ async (value) => {
   const before = [body.dataset.forwardSeq, body.dataset.perturbSeq];
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
   let last = NaN;
-  const mark = () => { last = performance.now(); };
+  let charts = 0;
+  const mark = () => { last = performance.now(); charts += 1; };
   for (const p of plots) p.on('plotly_afterplot', mark);
   performance.clearResourceTimings();
   const slider = document.getElementById('tokens');
@@ -55,17 +56,43 @@ async (value) => {
     .filter((e) => e.name.endsWith('/api/forward'));
   const last_api = api[api.length - 1];
   const net = last_api ? last_api.responseEnd - last_api.startTime : NaN;
-  return { afterplot: (Number.isNaN(last) ? rendered : last) - t0, net };
+  return { afterplot: (Number.isNaN(last) ? rendered : last) - t0, net, charts };
+}
+"""
+
+# Runs in the page: the cost of one Plotly.react of a tiny heatmap with a title and a colour
+# bar (like the page's), median of 15 calls with fresh data: Plotly's floor per chart.
+_FLOOR_JS = """
+async () => {
+  const host = document.createElement('div');
+  host.style.cssText = 'width:400px;height:260px;position:absolute;top:0;left:0';
+  document.body.appendChild(host);
+  const times = [];
+  for (let i = 0; i < 15; i++) {
+    const z = [[Math.random(), -Math.random()], [Math.random(), 0]];
+    const t0 = performance.now();
+    await Plotly.react(host, [{ type: 'heatmap', z, zmid: 0, colorbar: { thickness: 8 } }],
+      { title: { text: 'floor' }, margin: { l: 48, r: 8, t: 36, b: 40 } },
+      { displaylogo: false, responsive: true });
+    times.push(performance.now() - t0);
+  }
+  Plotly.purge(host);
+  host.remove();
+  times.sort((a, b) => a - b);
+  return times[7];
 }
 """
 
 
 @dataclass(frozen=True)
 class BrowserResult:
-    """Milliseconds per slider step (input -> last plotly_afterplot) and their network part."""
+    """Milliseconds per slider step (input -> last plotly_afterplot) and their network part,
+    the charts redrawn per step, and Plotly's floor: one Plotly.react of a tiny heatmap."""
 
     afterplot_ms: list[float]
     network_ms: list[float]
+    charts: list[int]
+    plotly_floor_ms: float
 
     def p(self, q: float) -> float:
         """q-th percentile of input -> plotly_afterplot in ms."""
@@ -74,6 +101,10 @@ class BrowserResult:
     def network_p50(self) -> float:
         """Median /api/forward fetch time in ms (Resource Timing)."""
         return percentile(self.network_ms, 50)
+
+    def charts_p50(self) -> int:
+        """Median number of charts one step redrew."""
+        return round(percentile([float(c) for c in self.charts], 50))
 
 
 def chromium_available() -> bool:
@@ -101,8 +132,10 @@ def measure_sliders(
                 page.locator("body[data-forward-seq][data-perturb-seq]").wait_for(
                     state="attached", timeout=60_000
                 )
+                floor = float(page.evaluate(_FLOOR_JS))
                 afterplot: list[float] = []
                 network: list[float] = []
+                charts: list[int] = []
                 for i in range(warmup + steps):
                     value = tokens - 1 if i % 2 == 0 else tokens
                     if tokens == 1:
@@ -111,7 +144,8 @@ def measure_sliders(
                     if i >= warmup:
                         afterplot.append(float(out["afterplot"]))
                         network.append(float(out["net"]))
-                results[name] = BrowserResult(afterplot, network)
+                        charts.append(int(out["charts"]))
+                results[name] = BrowserResult(afterplot, network, charts, floor)
             context.close()
         finally:
             browser.close()

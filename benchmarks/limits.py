@@ -18,30 +18,36 @@ FRAME_MS = 1000.0 / 60.0
 """One frame at 60 Hz: nothing on screen can update faster."""
 
 
-def _median_time(fn: Callable[[], Any], repeats: int) -> float:
+def _times(fn: Callable[[], Any], repeats: int) -> list[float]:
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+    return times
 
 
-def matmul_gflops(n: int = 1024, repeats: int = 10) -> float:
-    """torch.matmul throughput of [n, n] @ [n, n] float32 in GFLOP/s (2 n^3 FLOPs), median."""
+def _median_time(fn: Callable[[], Any], repeats: int) -> float:
+    return statistics.median(_times(fn, repeats))
+
+
+def matmul_gflops(n: int = 1024, repeats: int = 20) -> float:
+    """torch.matmul throughput of [n, n] @ [n, n] float32 in GFLOP/s (2 n^3 FLOPs), with the
+    torch threads this process has; the best of `repeats` (the limit, not the average)."""
     a = torch.randn(n, n)
     b = torch.randn(n, n)
     for _ in range(3):
         torch.matmul(a, b)
-    seconds = _median_time(lambda: torch.matmul(a, b), repeats)
+    seconds = min(_times(lambda: torch.matmul(a, b), repeats))
     return 2 * n**3 / seconds / 1e9
 
 
 def read_bandwidth_gbs(megabytes: int = 256, repeats: int = 5) -> float:
-    """Memory read bandwidth in GB/s: `sum()` over a float32 tensor far larger than caches."""
+    """Memory read bandwidth in GB/s: `sum()` over a float32 tensor far larger than caches;
+    the best of `repeats`."""
     x = torch.ones(megabytes * 1024 * 1024 // 4)
     x.sum()
-    seconds = _median_time(lambda: x.sum(), repeats)
+    seconds = min(_times(lambda: x.sum(), repeats))
     return x.numel() * 4 / seconds / 1e9
 
 
@@ -56,23 +62,27 @@ def weight_bytes(d_model: int, d_ff: int, activation: str) -> int:
     return 4 * matrices * d_model * d_ff
 
 
-def bare_forward_seconds(
+def model_and_tokens(
     d_model: int,
     d_ff: int,
     activation: str,
     bias: bool,
     tokens: int,
-    repeats: int = 30,
     seed: int = 0,
     input_seed: int = 0,
-) -> float:
-    """Median seconds of `model.trace(x)` alone, with the seeded weights and tokens the server
-    uses for the same request (weights by `seed`, x ~ N(0, 1) by `input_seed`)."""
+) -> tuple[PositionwiseFeedForward, torch.Tensor]:
+    """The model and tokens the server uses for the same request: weights seeded by `seed`,
+    x ~ N(0, 1) [tokens, d_model] seeded by `input_seed`."""
     config = FFNConfig(d_model, d_ff, activation, bias)
     weights = FFNWeights.seeded(d_model, d_ff, seed, gated=config.gated, bias=bias)
     model = PositionwiseFeedForward(config, weights).eval()
     x = torch.randn(tokens, d_model, generator=torch.Generator().manual_seed(input_seed))
+    return model, x
+
+
+def time_forward(model: PositionwiseFeedForward, x: torch.Tensor) -> float:
+    """Seconds of one `model.trace(x)` under inference mode: the bare forward pass."""
     with torch.inference_mode():
-        for _ in range(3):
-            model.trace(x)
-        return _median_time(lambda: model.trace(x), repeats)
+        t0 = time.perf_counter()
+        model.trace(x)
+        return time.perf_counter() - t0

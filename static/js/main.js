@@ -15,7 +15,6 @@ const perturbRequester = new LatestOnly();
 
 let { state } = parseState(schema, window.location.search);
 let torchVersion = "";
-let timer = null;
 let running = null; // the update in progress (a promise), or null
 let pending = false; // controls changed while an update was in progress
 let lastForward = null;
@@ -173,24 +172,22 @@ function setStatus(text, kind) {
 }
 
 /**
- * Start an update now (inputs of the same task coalesce), or, while one is in progress,
- * once it is done: one request in flight at a time, and the last state always drawn.
+ * Start an update now, or, while one is in progress, once it is done: one request pair in
+ * flight at a time, and the last state is always the one drawn. No debounce: a debounce
+ * delays every answer by its length, even a single click.
  */
 function schedule() {
   if (running) {
     pending = true;
     return;
   }
-  clearTimeout(timer);
-  timer = setTimeout(async () => {
-    running = run();
-    await running;
+  running = run().finally(() => {
     running = null;
     if (pending) {
       pending = false;
       schedule();
     }
-  }, 0);
+  });
 }
 
 function showError(err) {
