@@ -65,12 +65,13 @@ class Settings(BaseSettings):
             "thread pool (~0.1 ms of compute; 0 sends every request to the pool)"
         ),
     )
-    torch_threads: int | None = Field(
+    torch_threads: int = Field(
         1,
-        ge=1,
+        ge=0,
         description=(
-            "torch intra-op threads for the server process (None: torch's default, one per "
-            "core); 1 lets concurrent requests use the cores instead of fighting over them"
+            "torch intra-op threads for the server process (0: torch's default, one per "
+            "core). 1 leaves the other core to concurrent requests, the event loop and, on "
+            "a teacher's laptop, the browser; see benchmarks/README.md"
         ),
     )
     frame_ancestors: str = Field(

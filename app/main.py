@@ -25,7 +25,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.weight_cache = WeightCache(settings.weight_cache_bytes)
-        if settings.torch_threads is not None:
+        if settings.torch_threads:
             torch.set_num_threads(settings.torch_threads)
         yield
 

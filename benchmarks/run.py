@@ -258,7 +258,7 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
     """Run every measurement on one server; returns the table rows and the raw figures."""
     settings = Settings()
     raw: dict[str, Any] = {"load_average_start": load_average(), "cpus": os.cpu_count()}
-    if settings.torch_threads is not None:
+    if settings.torch_threads:
         torch.set_num_threads(settings.torch_threads)  # the limits of the server's setting
     raw["torch_threads"] = torch.get_num_threads()
     gflops = limits.matmul_gflops()

@@ -53,9 +53,10 @@ class Histogram:
 
 
 def histogram(values: torch.Tensor, bins: int) -> Histogram:
-    """Equal-width histogram of every element of `values` over [min, max] (torch.histc).
+    """Equal-width histogram of every element of `values` over [min, max].
 
-    A constant tensor gets one bin of width 1 centred on its value.
+    Bin i holds lo + i w <= v < lo + (i + 1) w with w = (max - min) / bins; the maximum
+    falls in the last bin. A constant tensor gets one bin of width 1 centred on its value.
 
     Raises:
         ValueError: if `bins` < 1 or `values` is empty.
@@ -64,10 +65,13 @@ def histogram(values: torch.Tensor, bins: int) -> Histogram:
         raise ValueError(f"bins must be >= 1, got {bins}")
     if values.numel() == 0:
         raise ValueError("values must not be empty")
-    flat = values.detach().reshape(-1)
+    flat = values.detach().reshape(-1).numpy()
     low, high = float(flat.min()), float(flat.max())
     if low == high:
-        return Histogram(np.array([low - 0.5, low + 0.5]), np.array([flat.numel()], np.int64))
-    counts = torch.histc(flat, bins=bins, min=low, max=high)
-    edges = np.linspace(low, high, bins + 1)
-    return Histogram(edges, counts.to(torch.int64).numpy())
+        return Histogram(np.array([low - 0.5, low + 0.5]), np.array([flat.size], np.int64))
+    index = ((flat - low) * (bins / (high - low))).astype(np.int64)  # float64 scale
+    np.minimum(index, bins - 1, out=index)
+    counts = np.bincount(index, minlength=bins)
+    width = (high - low) / bins
+    edges = np.array([low + width * i for i in range(bins)] + [high])
+    return Histogram(edges, counts.astype(np.int64, copy=False))

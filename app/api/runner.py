@@ -6,7 +6,6 @@ No HTTP here beyond the request models: routes call these functions.
 from __future__ import annotations
 
 import time
-from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -149,8 +148,9 @@ def forward(
 
 
 def shallow_dict(obj: Any) -> dict[str, Any]:
-    """A dataclass's fields as a dict, values not copied (`asdict` deep-copies arrays)."""
-    return {f.name: getattr(obj, f.name) for f in fields(obj)}
+    """A (slot-less) dataclass's fields as a dict, values not copied: `asdict` deep-copies
+    NumPy arrays and `dataclasses.fields` is slow on the hot path."""
+    return dict(vars(obj))
 
 
 def random_direction(d_model: int, scale: float, seed: int) -> torch.Tensor:
