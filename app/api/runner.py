@@ -157,7 +157,8 @@ def random_direction(d_model: int, scale: float, seed: int) -> torch.Tensor:
     """float32 [d_model]: a direction drawn from N(0, I) by `seed`, rescaled to L2 norm `scale`."""
     generator = torch.Generator().manual_seed(seed)
     direction = torch.randn(d_model, generator=generator)
-    return direction * (scale / torch.linalg.vector_norm(direction))
+    scaled: torch.Tensor = direction * (scale / torch.linalg.vector_norm(direction))
+    return scaled
 
 
 def perturb(req: PerturbRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
