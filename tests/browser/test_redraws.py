@@ -11,7 +11,9 @@ pytestmark = pytest.mark.browser
 COUNT = """() => {
   window.ffnDraws = {};
   for (const el of document.querySelectorAll('.js-plotly-plot')) {
-    el.on('plotly_afterplot', () => { window.ffnDraws[el.id] = (window.ffnDraws[el.id] || 0) + 1; });
+    el.on('plotly_afterplot', () => {
+      window.ffnDraws[el.id] = (window.ffnDraws[el.id] || 0) + 1;
+    });
   }
 }"""
 
