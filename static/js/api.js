@@ -17,25 +17,27 @@ export class ApiError extends Error {
 }
 
 export class LatestOnly {
-  constructor() {
+  /**
+   * reuse: when true, a POST of the same url and body as the newest answer resolves at once
+   * to that answer's very `data` object ({ data, ms, reused: true }, `ms` of the original
+   * call). Only for deterministic endpoints (the FFN's are: everything is seeded); charts
+   * skip redrawing the object they drew last time.
+   */
+  constructor({ reuse = false } = {}) {
     this.seq = 0;
     this.controller = null;
-    this.last = null; // { url, text, data } of the newest answer, reused for the same body
+    this.reuse = reuse;
+    this.last = null; // { url, text, data, ms } of the newest answer
   }
 
-  /**
-   * POST `body` as JSON; resolves to { data, ms } or { stale: true } for superseded calls.
-   * The same url and body as the newest answer resolve at once to that answer's very `data`
-   * object ({ data, ms, reused: true }, `ms` of the original call): the server is deterministic, and renderers can
-   * skip work when they get the object they drew last time.
-   */
+  /** POST `body` as JSON; resolves to { data, ms } or { stale: true } for superseded calls. */
   async post(url, body) {
     this.controller?.abort();
     const controller = new AbortController();
     this.controller = controller;
     const seq = ++this.seq;
     const text = JSON.stringify(body);
-    if (this.last && this.last.url === url && this.last.text === text) {
+    if (this.reuse && this.last && this.last.url === url && this.last.text === text) {
       return { data: this.last.data, ms: this.last.ms, reused: true };
     }
     const started = performance.now();

@@ -10,8 +10,8 @@ import { renderFlow, renderPerturb, renderReadout, renderSparsity } from "./view
 const boot = JSON.parse(document.getElementById("boot").textContent);
 const schema = makeSchema(boot);
 const $ = (id) => document.getElementById(id);
-const forwardRequester = new LatestOnly();
-const perturbRequester = new LatestOnly();
+const forwardRequester = new LatestOnly({ reuse: true });
+const perturbRequester = new LatestOnly({ reuse: true });
 
 let { state } = parseState(schema, window.location.search);
 let torchVersion = "";

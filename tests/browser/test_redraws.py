@@ -58,3 +58,15 @@ def test_unchanged_and_offscreen_charts_are_not_redrawn(page, server_url):  # ty
     page.locator("#plot-delta").scroll_into_view_if_needed()
     page.wait_for_function("() => (window.ffnDraws['plot-delta'] || 0) >= 1", timeout=10_000)
     assert page.recorder.errors == []
+
+
+def test_gated_stage_appears_and_is_drawn(page, server_url):  # type: ignore[no-untyped-def]
+    """The `up` stage is hidden for ReLU and drawn as soon as a gated activation shows it."""
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
+    wait_rendered(page)
+    assert page.locator("#stage-up").is_hidden()
+    page.select_option("#activation", "swiglu")
+    page.locator('#plot-up[data-cols="64"]').wait_for(state="attached")
+    page.locator("#plot-up .hm, #plot-up image").first.wait_for(timeout=10_000)
+    assert page.locator("#stage-up").is_visible()
+    assert page.recorder.errors == []
