@@ -59,11 +59,46 @@ class Settings(BaseSettings):
     max_scatter_points: int = Field(
         2000, ge=1, description="most pre-activations per variant scattered on its curve"
     )
+    display_max_values: int = Field(
+        81_920,
+        ge=1,
+        description=(
+            "an /api/forward or /api/perturb answer whose [T, n] tensors hold more numbers "
+            "than this is summarised for display (display='auto'): its widest tensors keep "
+            "only their most active columns. 81,920 = T 16 x (512 + 2048 + 2048 + 512), the "
+            "paper's base model, sent whole"
+        ),
+    )
+    display_keep_values: int = Field(
+        8_192,
+        ge=1,
+        description="a summarised [T, n] tensor keeps max(1, this // T) columns",
+    )
+    histogram_bins: int = Field(
+        60, ge=1, le=1000, description="bins of the pre-activation histogram in /api/forward"
+    )
     sparsity_threshold: float = Field(
         0.01, ge=0, description="default |h| below which a smooth activation counts as zero"
     )
     max_text_chars: int = Field(
         500, ge=1, description="longest text for the pretrained model (model: minilm-l6)"
+    )
+    inline_max_flops: int = Field(
+        4_000_000,
+        ge=0,
+        description=(
+            "requests of at most this many forward FLOPs run on the event loop, not in the "
+            "thread pool (~0.1 ms of compute; 0 sends every request to the pool)"
+        ),
+    )
+    torch_threads: int = Field(
+        1,
+        ge=0,
+        description=(
+            "torch intra-op threads for the server process (0: torch's default, one per "
+            "core). 1 leaves the other core to concurrent requests, the event loop and, on "
+            "a teacher's laptop, the browser; see benchmarks/README.md"
+        ),
     )
     cache_dir: Path | None = Field(
         None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import torch
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
@@ -36,6 +37,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.weight_cache = WeightCache(settings.weight_cache_bytes)
         app.state.compute_pools = ComputePools(settings)
+        if settings.torch_threads:
+            torch.set_num_threads(settings.torch_threads)
         yield
 
     app = FastAPI(

@@ -1,19 +1,23 @@
 """POST endpoints that run the FFN: forward and perturb.
 
-The work runs in a bounded thread pool chosen by its estimated cost, within a time budget
-(see `app.api.compute`); the response is encoded by orjson in the same worker thread.
+Small requests (at most `inline_max_flops`, seeded weights) are computed on the event
+loop: for them the forward pass takes microseconds and a hop to a thread costs more than
+the work. Bigger ones run in a bounded thread pool chosen by their estimated cost, within
+a time budget (see `app.api.compute`); the response is encoded by orjson in the same
+worker thread. Handlers read settings and state directly, without synchronous
+dependencies (each would cost a thread hop per request).
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
 from app.api import runner, runner_pretrained
-from app.api.compute import Cost, checkpoint, estimate_cost
-from app.api.deps import CacheDep, PoolsDep, SettingsDep
-from app.api.encoding import json_response
+from app.api.compute import ComputePools, Cost, checkpoint, estimate_cost
+from app.api.encoding import json_response, server_timing
 from app.api.schemas import (
     PRETRAINED_D_MODEL,
     ErrorOut,
@@ -22,6 +26,8 @@ from app.api.schemas import (
     PerturbRequest,
     PerturbResponse,
 )
+from app.config import Settings, get_settings
+from app.model.cache import WeightCache
 from app.model.ffn import FFNConfig
 
 router = APIRouter(prefix="/api", tags=["ffn"])
@@ -32,51 +38,63 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@router.post("/forward", response_model=ForwardResponse, responses=ERRORS)
-async def post_forward(
-    req: ForwardRequest, cache: CacheDep, settings: SettingsDep, pools: PoolsDep
-) -> Response:
-    """Run FFN(x) = act(x W1 + b1) W2 + b2 and return every intermediate tensor.
-
-    With `model` + `layer` + `text`, the FFN is a real pretrained layer's (503 when the
-    weights package is not installed).
-    """
-
-    def work() -> Response:
-        if req.model is not None:
-            data = runner_pretrained.forward(req, settings)
-        else:
-            data = runner.forward(req, cache, settings)
-        checkpoint()
-        return json_response(data)
-
-    return await pools.run(work, _cost(req, settings, passes=1))
-
-
-@router.post("/perturb", response_model=PerturbResponse, responses=ERRORS)
-async def post_perturb(
-    req: PerturbRequest, cache: CacheDep, settings: SettingsDep, pools: PoolsDep
-) -> Response:
-    """Nudge one token and return the output before and after, row by row.
-
-    With `model`, also swap a word (`replace_word`) and compare the full layer.
-    """
-
-    def work() -> Response:
-        if req.model is not None:
-            data = runner_pretrained.perturb(req, settings)
-        else:
-            data = runner.perturb(req, cache)
-        checkpoint()
-        return json_response(data)
-
-    return await pools.run(work, _cost(req, settings, passes=2))
-
-
-def _cost(req: ForwardRequest, settings: SettingsDep, passes: int) -> Cost:
+def _cost(req: ForwardRequest, settings: Settings, passes: int) -> Cost:
     """The request's cost class; the pretrained encoder (6 layers, first load) is heavy."""
     if req.model is not None:
         config = FFNConfig(PRETRAINED_D_MODEL, 4 * PRETRAINED_D_MODEL, "gelu")
         cost = estimate_cost(config, settings.max_tokens, settings, passes)
         return Cost(params=cost.params, flops=cost.flops, cost_class="heavy")
     return estimate_cost(req.ffn_config(), req.token_count, settings, passes)
+
+
+def _forward(req: ForwardRequest, cache: WeightCache, settings: Settings) -> Response:
+    if req.model is not None:
+        return json_response(runner_pretrained.forward(req, settings))
+    timings: dict[str, float] = {}
+    started = time.perf_counter()
+    content = runner.forward(req, cache, settings, timings)
+    timings["analysis"] = time.perf_counter() - started - timings["model"] - timings["forward"]
+    checkpoint()
+    response = json_response(content)
+    timings["encode"] = time.perf_counter() - started - sum(timings.values())
+    response.headers["server-timing"] = server_timing(timings)
+    return response
+
+
+def _perturb(req: PerturbRequest, cache: WeightCache, settings: Settings) -> Response:
+    if req.model is not None:
+        return json_response(runner_pretrained.perturb(req, settings))
+    content = runner.perturb(req, cache, settings)
+    checkpoint()
+    return json_response(content)
+
+
+async def _run(request: Request, req: ForwardRequest, passes: int, work: Any) -> Response:
+    """Inline when small, else in the cost class's pool within the time budget."""
+    settings = get_settings()
+    cache: WeightCache = request.app.state.weight_cache
+    cost = _cost(req, settings, passes)
+    if req.model is None and cost.flops <= settings.inline_max_flops:
+        response: Response = work(req, cache, settings)
+        return response
+    pools: ComputePools = request.app.state.compute_pools
+    return await pools.run(lambda: work(req, cache, settings), cost)
+
+
+@router.post("/forward", response_model=ForwardResponse, responses=ERRORS)
+async def post_forward(req: ForwardRequest, request: Request) -> Response:
+    """Run FFN(x) = act(x W1 + b1) W2 + b2 and return every intermediate tensor.
+
+    With `model` + `layer` + `text`, the FFN is a real pretrained layer's (503 when the
+    weights package is not installed).
+    """
+    return await _run(request, req, 1, _forward)
+
+
+@router.post("/perturb", response_model=PerturbResponse, responses=ERRORS)
+async def post_perturb(req: PerturbRequest, request: Request) -> Response:
+    """Nudge one token and return the output before and after, row by row.
+
+    With `model`, also swap a word (`replace_word`) and compare the full layer.
+    """
+    return await _run(request, req, 2, _perturb)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
-from app.api import runner
+from app.api import runner, runner_pretrained
 from app.api.deps import CacheDep, SettingsDep
 from app.api.schemas import SnapshotRequest
 from app.api.snapshot import render_snapshot
@@ -16,8 +16,12 @@ router = APIRouter(prefix="/api", tags=["export"])
 @router.post("/snapshot", response_class=HTMLResponse)
 def post_snapshot(req: SnapshotRequest, cache: CacheDep, settings: SettingsDep) -> HTMLResponse:
     """Render the flow, sparsity and perturbation views into one offline HTML file."""
-    forward = runner.forward(req, cache, settings)
-    perturb = runner.perturb(req, cache)
+    if req.model is not None:
+        forward = runner_pretrained.forward(req, settings)
+        perturb = runner_pretrained.perturb(req, settings)
+    else:
+        forward = runner.forward(req, cache, settings)
+        perturb = runner.perturb(req, cache, settings)
     html = render_snapshot(forward, perturb, req.lang)
     name = f"ffn-lab_{req.d_model}x{req.d_ff}_{req.activation}_snapshot.html"
     return HTMLResponse(html, headers={"Content-Disposition": f'attachment; filename="{name}"'})

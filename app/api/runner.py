@@ -5,30 +5,39 @@ No HTTP here beyond the request models: routes call these functions.
 
 from __future__ import annotations
 
-from dataclasses import asdict
+import time
 from typing import Any
 
 import numpy as np
 import torch
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
+from app.analysis.display import histogram
 from app.api.compute import checkpoint
+from app.api.display import Group, summarise
 from app.api.schemas import ForwardRequest, PerturbRequest
 from app.config import Settings
 from app.model.cache import WeightCache
-from app.model.ffn import FFNConfig, FFNTrace, FFNWeights, PositionwiseFeedForward
+from app.model.ffn import (
+    FFNConfig,
+    FFNTrace,
+    FFNWeights,
+    PositionwiseFeedForward,
+    expected_shapes,
+)
 
 
 def build_model(req: ForwardRequest, cache: WeightCache) -> PositionwiseFeedForward:
-    """The FFN for this request: submitted weights, or seeded ones from the cache."""
+    """The FFN for this request: submitted weights, or the cached model on seeded ones.
+
+    A cached model is shared between requests and never modified here; its mode is fixed
+    by its config (dropout acts only when `mode` is "train" and `dropout` > 0).
+    """
     config = req.ffn_config()
     submitted = req.weights_arrays
-    if submitted is not None:
-        weights = FFNWeights(**{k: torch.from_numpy(v) for k, v in submitted.items()})
-    else:
-        weights = cache.get(
-            config.d_model, config.d_ff, req.seed, gated=config.gated, bias=config.bias
-        )
+    if submitted is None:
+        return cache.model(config, req.seed)
+    weights = FFNWeights(**{k: torch.from_numpy(v) for k, v in submitted.items()})
     model = PositionwiseFeedForward(config, weights)
     model.train(req.mode == "train")
     return model
@@ -67,19 +76,31 @@ def config_out(req: ForwardRequest, config: FFNConfig) -> dict[str, Any]:
     }
 
 
-def forward(req: ForwardRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
-    """Everything POST /api/forward returns (see `ForwardResponse`)."""
+def forward(
+    req: ForwardRequest,
+    cache: WeightCache,
+    settings: Settings,
+    timings: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """Everything POST /api/forward returns (see `ForwardResponse`).
+
+    `timings`, when given, receives seconds spent on "model" (cache lookup or build) and
+    "forward" (the bare forward pass), for the Server-Timing header.
+    """
+    t0 = time.perf_counter()
     model = build_model(req, cache)
     checkpoint()
     config = model.config
     x = input_tokens(req)
+    t1 = time.perf_counter()
     trace = run_trace(model, x, req)
     checkpoint()
-    threshold = (
-        req.sparsity_threshold
-        if req.sparsity_threshold is not None
-        else settings.sparsity_threshold
-    )
+    if timings is not None:
+        timings["model"] = t1 - t0
+        timings["forward"] = time.perf_counter() - t1
+    threshold = req.sparsity_threshold
+    if threshold is None:
+        threshold = settings.sparsity_threshold
     stats = sparsity(trace.hidden, config.activation, threshold)
     shapes = {
         "input": list(x.shape),
@@ -89,26 +110,50 @@ def forward(req: ForwardRequest, cache: WeightCache, settings: Settings) -> dict
     }
     if trace.up is not None:
         shapes["up"] = list(trace.up.shape)
-    weights = model.weights().named()
-    shapes |= {name: list(t.shape) for name, t in weights.items()}
+    shapes |= {name: list(shape) for name, shape in expected_shapes(config).items()}
+    shown, reduction = summarise(
+        [
+            Group(
+                {
+                    "pre_activation": trace.pre_activation,
+                    "up": trace.up,
+                    "hidden": trace.hidden,
+                    "dropped": trace.dropped,
+                },
+                "hidden",
+            ),
+            Group({"input": x, "output": trace.output}, "output"),
+        ],
+        settings,
+        req.display,
+    )
+    counts = histogram(trace.pre_activation, settings.histogram_bins)
     return {
         "config": config_out(req, config),
         "shapes": shapes,
-        "input": x.numpy(),
-        "pre_activation": trace.pre_activation.numpy(),
-        "up": None if trace.up is None else trace.up.numpy(),
-        "hidden": trace.hidden.numpy(),
-        "dropped": None if trace.dropped is None else trace.dropped.numpy(),
-        "output": trace.output.numpy(),
-        "sparsity": asdict(stats),
+        "input": shown["input"],
+        "pre_activation": shown["pre_activation"],
+        "up": shown["up"],
+        "hidden": shown["hidden"],
+        "dropped": shown["dropped"],
+        "output": shown["output"],
+        "sparsity": shallow_dict(stats),
         "params": param_counts(config),
-        "flops": asdict(flop_count(config, x.shape[0])),
+        "flops": shallow_dict(flop_count(config, x.shape[0])),
         "weights": (
-            {name: np.ascontiguousarray(t.numpy()) for name, t in weights.items()}
+            {name: np.ascontiguousarray(t.numpy()) for name, t in model.weights().named().items()}
             if req.include_weights
             else None
         ),
+        "reduction": reduction,
+        "pre_activation_histogram": {"edges": counts.edges, "counts": counts.counts},
     }
+
+
+def shallow_dict(obj: Any) -> dict[str, Any]:
+    """A (slot-less) dataclass's fields as a dict, values not copied: `asdict` deep-copies
+    NumPy arrays and `dataclasses.fields` is slow on the hot path."""
+    return dict(vars(obj))
 
 
 def random_direction(d_model: int, scale: float, seed: int) -> torch.Tensor:
@@ -119,7 +164,7 @@ def random_direction(d_model: int, scale: float, seed: int) -> torch.Tensor:
     return scaled
 
 
-def perturb(req: PerturbRequest, cache: WeightCache) -> dict[str, Any]:
+def perturb(req: PerturbRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/perturb returns (see `PerturbResponse`).
 
     The two states are computed by two separate forward calls of the same shape, so the
@@ -142,15 +187,32 @@ def perturb(req: PerturbRequest, cache: WeightCache) -> dict[str, Any]:
     after = run_trace(model, x_perturbed, req)
     checkpoint()
     stats = compare_outputs(before.output, after.output, req.position)
+    shown, reduction = summarise(
+        [
+            Group(
+                {
+                    "input": x,
+                    "input_perturbed": x_perturbed,
+                    "output": before.output,
+                    "output_perturbed": after.output,
+                    "output_delta": torch.from_numpy(stats.delta),
+                },
+                "output_delta",
+            )
+        ],
+        settings,
+        req.display,
+    )
     return {
         "config": config_out(req, model.config),
         "position": req.position,
-        "input": x.numpy(),
-        "input_perturbed": x_perturbed.numpy(),
-        "output": before.output.numpy(),
-        "output_perturbed": after.output.numpy(),
-        "output_delta": stats.delta,
+        "input": shown["input"],
+        "input_perturbed": shown["input_perturbed"],
+        "output": shown["output"],
+        "output_perturbed": shown["output_perturbed"],
+        "output_delta": shown["output_delta"],
         "delta_norm_per_position": stats.delta_norm_per_position,
         "changed_positions": stats.changed_positions,
         "max_abs_change_other_positions": stats.max_abs_change_other_positions,
+        "reduction": reduction,
     }

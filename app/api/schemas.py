@@ -150,6 +150,15 @@ class ForwardRequest(BaseModel):
         description="text to tokenise (WordPiece, with [CLS] and [SEP]); model only; "
         "at most max_text_chars characters and max_tokens tokens",
     )
+    display: Literal["auto", "full"] = Field(
+        "auto",
+        description=(
+            "'auto': when the answer's [T, n] tensors hold more than `display_max_values` "
+            "numbers (setting, 81,920 by default), the widest ones are summarised to their "
+            "most active columns, as `reduction` says; statistics are always computed on "
+            "the full tensors. 'full': every tensor is sent whole (LLaMA-7B at T=32: ~15 MB)"
+        ),
+    )
 
     _tokens: npt.NDArray[np.float32] | None = PrivateAttr(None)
     _weights: dict[str, npt.NDArray[np.float32]] | None = PrivateAttr(None)
@@ -434,17 +443,69 @@ class ConfigOut(BaseModel):
     layer: int | None = Field(None, description="its encoder layer (0-based)")
 
 
+class ColumnReductionOut(BaseModel):
+    """Tensors of which only some columns were sent (display summary, `display='auto'`)."""
+
+    tensors: list[str] = Field(
+        description="response fields cut to the `kept` columns, e.g. pre_activation, up, hidden"
+    )
+    full_shape: list[int] = Field(description="[T, n], the shape computed (also in `shapes`)")
+    kept: list[int] = Field(
+        description="ascending column indices sent: column j of each tensor is unit kept[j]"
+    )
+    ranked_by: str = Field(description="the tensor whose per-column RMS over tokens chose them")
+
+
+class ReductionOut(BaseModel):
+    """What was summarised for display, and how; null in `reduction` when nothing was."""
+
+    method: Literal["top_rms_columns"] = Field(
+        description="the k columns with the largest root mean square over the T tokens"
+    )
+    max_values: int = Field(description="the answer's [T, n] tensors held more numbers than this")
+    keep_values: int = Field(
+        description="a summarised tensor keeps max(1, keep_values // T) columns"
+    )
+    groups: list[ColumnReductionOut]
+
+
+class HistogramOut(BaseModel):
+    """Equal-width histogram of every value of a full tensor."""
+
+    edges: Vector = Field(description="[bins + 1]; bin i is [edges[i], edges[i+1])")
+    counts: list[int] = Field(description="[bins]; they sum to the tensor's number of values")
+
+
 class ForwardResponse(BaseModel):
     """Every intermediate tensor of FFN(x) = act(x W1 + b1) W2 + b2 (Vaswani et al. 2017)."""
 
     config: ConfigOut
     shapes: dict[str, list[int]] = Field(description="tensor name -> shape")
-    input: Matrix = Field(description="[T, d_model], the tokens x")
-    pre_activation: Matrix = Field(description="[T, d_ff], x W1 + b1 (gated: x W_gate + b_gate)")
-    up: Matrix | None = Field(description="[T, d_ff], x W1 + b1 for gated variants, else null")
-    hidden: Matrix = Field(description="[T, d_ff], after the activation, before dropout")
-    dropped: list[list[bool]] | None = Field(description="[T, d_ff] units dropped (train mode)")
-    output: Matrix = Field(description="[T, d_model], the FFN output")
+    input: Matrix = Field(
+        description="[T, d_model], the tokens x (columns as in `reduction` when summarised)"
+    )
+    pre_activation: Matrix = Field(
+        description=(
+            "[T, d_ff], x W1 + b1 (gated: x W_gate + b_gate); in a summarised answer only "
+            "the columns listed in `reduction`"
+        )
+    )
+    up: Matrix | None = Field(
+        description="[T, d_ff], x W1 + b1 for gated variants, else null (columns as hidden)"
+    )
+    hidden: Matrix = Field(
+        description=(
+            "[T, d_ff], after the activation, before dropout; whole unless the answer's "
+            "[T, n] tensors hold more than display_max_values numbers (81,920 by default: "
+            "T=16 x 512->2048 is whole) and display='auto', then the columns in `reduction`"
+        )
+    )
+    dropped: list[list[bool]] | None = Field(
+        description="[T, d_ff] units dropped (train mode; columns as hidden)"
+    )
+    output: Matrix = Field(
+        description="[T, d_model], the FFN output (columns as in `reduction` when summarised)"
+    )
     sparsity: SparsityOut
     params: dict[str, int] = Field(description="parameters per tensor and total")
     flops: FlopsOut
@@ -456,6 +517,17 @@ class ForwardResponse(BaseModel):
     )
     token_ids: list[int] | None = Field(None, description="[T] their vocabulary ids")
     special: list[bool] | None = Field(None, description="[T] true for [CLS]/[SEP]")
+    reduction: ReductionOut | None = Field(
+        None,
+        description=(
+            "null when every tensor was sent whole; else which tensors were summarised for "
+            "display and which columns they kept. sparsity, params, flops and "
+            "pre_activation_histogram are always computed on the full tensors"
+        ),
+    )
+    pre_activation_histogram: HistogramOut | None = Field(
+        None, description="histogram of every value of the full pre_activation [T, d_ff]"
+    )
 
 
 class PerturbResponse(BaseModel):
@@ -463,7 +535,7 @@ class PerturbResponse(BaseModel):
 
     config: ConfigOut
     position: int
-    input: Matrix = Field(description="[T, d_model]")
+    input: Matrix = Field(description="[T, d_model] (columns as in `reduction` when summarised)")
     input_perturbed: Matrix = Field(description="[T, d_model], only row `position` differs")
     output: Matrix = Field(description="[T, d_model], FFN(input)")
     output_perturbed: Matrix = Field(description="[T, d_model], FFN(input_perturbed)")
@@ -491,6 +563,15 @@ class PerturbResponse(BaseModel):
     )
     layer_max_abs_change_other_positions: float | None = Field(
         None, description="model only: max |change| of the full layer at other positions"
+    )
+    reduction: ReductionOut | None = Field(
+        None,
+        description=(
+            "null when every tensor was sent whole; else the [T, d_model] tensors were cut to "
+            "the columns where output_delta is largest (5 T d_model > display_max_values). "
+            "delta_norm_per_position, changed_positions and max_abs_change_other_positions "
+            "are computed on the full tensors"
+        ),
     )
 
 

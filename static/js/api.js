@@ -17,9 +17,17 @@ export class ApiError extends Error {
 }
 
 export class LatestOnly {
-  constructor() {
+  /**
+   * reuse: when true, a POST of the same url and body as the newest answer resolves at once
+   * to that answer's very `data` object ({ data, ms, reused: true }, `ms` of the original
+   * call). Only for deterministic endpoints (the FFN's are: everything is seeded); charts
+   * skip redrawing the object they drew last time.
+   */
+  constructor({ reuse = false } = {}) {
     this.seq = 0;
     this.controller = null;
+    this.reuse = reuse;
+    this.last = null; // { url, text, data, ms } of the newest answer
   }
 
   /** POST `body` as JSON; resolves to { data, ms } or { stale: true } for superseded calls. */
@@ -28,13 +36,17 @@ export class LatestOnly {
     const controller = new AbortController();
     this.controller = controller;
     const seq = ++this.seq;
+    const text = JSON.stringify(body);
+    if (this.reuse && this.last && this.last.url === url && this.last.text === text) {
+      return { data: this.last.data, ms: this.last.ms, reused: true };
+    }
     const started = performance.now();
     let response;
     try {
       response = await fetch(url, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify(body),
+        body: text,
         signal: controller.signal,
       });
     } catch (err) {
@@ -44,7 +56,9 @@ export class LatestOnly {
     const data = await response.json();
     if (seq !== this.seq) return { stale: true };
     if (!response.ok) throw new ApiError(response.status, data);
-    return { data, ms: performance.now() - started };
+    const ms = performance.now() - started;
+    this.last = { url, text, data, ms };
+    return { data, ms };
   }
 }
 

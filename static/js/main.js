@@ -18,9 +18,8 @@ import { renderFlow, renderPerturb, renderReadout, renderSparsity } from "./view
 const boot = JSON.parse(document.getElementById("boot").textContent);
 const schema = makeSchema(boot, { steps: STEPS.length });
 const $ = (id) => document.getElementById(id);
-const forwardRequester = new LatestOnly();
-const perturbRequester = new LatestOnly();
-const DEBOUNCE_MS = 30;
+const forwardRequester = new LatestOnly({ reuse: true });
+const perturbRequester = new LatestOnly({ reuse: true });
 /** Settings that change what the server computes; the others only change the view. */
 const COMPUTED = ["preset", "d_model", "d_ff", "activation", "tokens", "bias", "seed", "input_seed",
   "position", "scale", "mode", "dropout", "source", "text", "layer"];
@@ -28,7 +27,8 @@ const COMPUTED = ["preset", "d_model", "d_ff", "activation", "tokens", "bias", "
 const parsed = parseState(schema, window.location.search);
 let state = parsed.state;
 let torchVersion = "";
-let timer = null;
+let running = null; // the update in progress (a promise), or null
+let pending = false; // controls changed while an update was in progress
 let lastForward = null;
 let lastPerturb = null;
 let lastError = null;
@@ -224,9 +224,23 @@ function setStatus(text, kind) {
   el.dataset.kind = kind;
 }
 
+/**
+ * Start an update now, or, while one is in progress, once it is done: one request pair in
+ * flight at a time, and the last state is always the one drawn. No debounce: a debounce
+ * delays every answer by its length, even a single click.
+ */
 function schedule() {
-  clearTimeout(timer);
-  timer = setTimeout(run, DEBOUNCE_MS);
+  if (running) {
+    pending = true;
+    return;
+  }
+  running = run().finally(() => {
+    running = null;
+    if (pending) {
+      pending = false;
+      schedule();
+    }
+  });
 }
 
 function showError(err) {

@@ -1,5 +1,5 @@
 // Rendering of API answers into the page: chart calls plus text readouts.
-import { bars, heatmap, histogram, maxAbs } from "./charts.js";
+import { bars, binnedHistogram, heatmap, histogram, maxAbs } from "./charts.js";
 import { count, magnitude, percent, signed } from "./format.js";
 import { t } from "./i18n.js";
 
@@ -8,6 +8,24 @@ const HAND_SIZE = 8; // at or below this width, heatmaps print their numbers
 
 function shapeText(name, shape) {
   return `${name} [${shape.join(" × ")}]`;
+}
+
+/**
+ * The API's display summary for tensor `key` (see `reduction` in /api/forward): null when
+ * the tensor was sent whole, else { kept: [column indices], total: full column count }.
+ */
+export function summaryOf(data, key) {
+  const group = data.reduction?.groups.find((g) => g.tensors.includes(key));
+  return group ? { kept: group.kept, total: group.full_shape[1] } : null;
+}
+
+/** The shape caption, plus "showing k of n" when the tensor was summarised for display. */
+function caption(key, data) {
+  const summary = summaryOf(data, key);
+  const text = shapeText(key, data.shapes[key]);
+  return summary
+    ? `${text} · ${t("display.summary", { kept: summary.kept.length, total: summary.total })}`
+    : text;
 }
 
 /** The four (five, gated) heatmaps of the flow, left to right, with their shapes. */
@@ -26,10 +44,12 @@ export function renderFlow(data, { yLabels } = {}) {
   $("stage-up").hidden = !gated;
   return Promise.all(
     stages.map(([key, title, xTitle], i) => {
-      $(`shape-${key}`).textContent = shapeText(key, data.shapes[key]);
+      $(`shape-${key}`).textContent = caption(key, data);
       const narrow = key === "input" || key === "output";
+      const summary = summaryOf(data, key);
       return heatmap($(`plot-${key}`), data[key], {
         ...common, title, xTitle, filename: `ffn-${key}`, showScale: !narrow, showYTitle: i === 0,
+        xLabels: summary ? summary.kept.map(String) : undefined,
       });
     }),
   );
@@ -56,13 +76,21 @@ export function renderSparsity(data, { yLabels } = {}) {
       yRange: [0, 1.1],
       filename: "ffn-sparsity",
     }),
-    histogram($("plot-histogram"), data.pre_activation.flat(), {
-      title: t("sparsity.histogram"),
-      xTitle: t("axis.value"),
-      yTitle: t("axis.count"),
-      filename: "ffn-pre-activation-histogram",
-    }),
+    preActivationHistogram(data),
   ]);
+}
+
+/** Histogram of every pre-activation: binned by the server over the full tensor when it can. */
+function preActivationHistogram(data) {
+  const opts = {
+    title: t("sparsity.histogram"),
+    xTitle: t("axis.value"),
+    yTitle: t("axis.count"),
+    filename: "ffn-pre-activation-histogram",
+  };
+  const binned = data.pre_activation_histogram;
+  if (binned) return binnedHistogram($("plot-histogram"), binned.edges, binned.counts, opts);
+  return histogram($("plot-histogram"), data.pre_activation.flat(), opts);
 }
 
 /** The perturbation panel: ‖Δ output‖ per position, the difference heatmap, the exact zeros. */
@@ -102,6 +130,7 @@ export function renderPerturb(data, { yLabels } = {}) {
       xTitle: t("axis.feature"),
       yTitle: t("axis.position"),
       yLabels,
+      xLabels: summaryOf(data, "output_delta")?.kept.map(String),
       zmax: maxAbs(data.output_delta),
       filename: "ffn-perturbation-difference",
     }),

@@ -1,0 +1,89 @@
+"""Display summaries in API answers: big [T, n] tensors keep their most active columns.
+
+The rule (documented in `ForwardRequest.display` and `ForwardResponse.reduction`): with
+`display='auto'`, when the [T, n] tensors of one answer together hold more than
+`display_max_values` numbers, groups of tensors that share their columns (pre_activation,
+up, hidden and dropped share the d_ff units; input and output the d_model features) are cut,
+widest group first, to `max(1, display_keep_values // T)` columns each, until the answer
+fits. The defaults (81,920 and 8,192) send T=16 of the paper's base model (512 -> 2048)
+whole and keep every answer of every preset under 1 MB. Small configurations are never
+touched, so their numbers are exactly the model's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from app.analysis.display import TOP_RMS, top_rms_columns
+from app.config import Settings
+
+
+@dataclass(frozen=True)
+class Group:
+    """[T, n] tensors that share their n columns; `ranked_by` names the one whose
+    per-column RMS over the T rows chooses the columns to keep. None: an absent tensor."""
+
+    tensors: dict[str, torch.Tensor | None]
+    ranked_by: str
+
+    @property
+    def ranking(self) -> torch.Tensor:
+        found = self.tensors[self.ranked_by]
+        if found is None:
+            raise ValueError(f"ranked_by={self.ranked_by!r} names an absent tensor")
+        return found
+
+    @property
+    def numbers(self) -> int:
+        return sum(t.numel() for t in self.tensors.values() if t is not None)
+
+
+def summarise(
+    groups: list[Group], settings: Settings, display: str
+) -> tuple[dict[str, np.ndarray[Any, Any] | None], dict[str, Any] | None]:
+    """The NumPy arrays to send for every tensor of `groups`, and the `reduction` field.
+
+    Args:
+        groups: the answer's [T, n] tensors, by column-sharing group.
+        settings: `display_max_values` (the answer's budget) and `display_keep_values`.
+        display: "auto" (summarise above the budget) or "full" (never).
+
+    Returns:
+        (arrays by name, None or the `ReductionOut` dict). Arrays are views of the
+        tensors when nothing is cut, so small answers carry the model's exact numbers.
+    """
+    arrays: dict[str, np.ndarray[Any, Any] | None] = {}
+    cut: list[dict[str, Any]] = []
+    total = sum(g.numbers for g in groups)
+    for group in sorted(groups, key=lambda g: -g.ranking.shape[1]):  # widest first
+        rows, cols = group.ranking.shape
+        k = max(1, settings.display_keep_values // rows)
+        if display != "auto" or total <= settings.display_max_values or k >= cols:
+            arrays |= {n: None if t is None else t.numpy() for n, t in group.tensors.items()}
+            continue
+        kept = top_rms_columns(group.ranking, k)
+        present = {n: t for n, t in group.tensors.items() if t is not None}
+        arrays |= {n: None for n, t in group.tensors.items() if t is None}
+        arrays |= {n: t.index_select(1, kept).numpy() for n, t in present.items()}
+        total -= group.numbers - len(present) * rows * k
+        cut.append(
+            {
+                "tensors": list(present),
+                "full_shape": [rows, cols],
+                "kept": kept.numpy(),
+                "ranked_by": group.ranked_by,
+            }
+        )
+    if not cut:
+        return arrays, None
+    reduction = {
+        "method": TOP_RMS,
+        "max_values": settings.display_max_values,
+        "keep_values": settings.display_keep_values,
+        "groups": cut,
+    }
+    return arrays, reduction

@@ -1,0 +1,174 @@
+"""/api/forward and /api/perturb: big tensors are summarised for display, statistics are not.
+
+Limits are lowered through the environment (FFN_LAB_DISPLAY_*) so that small, fast
+configurations cross them; the defaults are checked on their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from app.config import Settings
+from app.main import create_app
+
+
+@pytest.fixture
+def small_limits(settings_env: pytest.MonkeyPatch) -> Iterator[TestClient]:
+    """A client whose server summarises answers above 100 numbers, to 40 numbers a tensor."""
+    settings_env.setenv("FFN_LAB_DISPLAY_MAX_VALUES", "100")
+    settings_env.setenv("FFN_LAB_DISPLAY_KEEP_VALUES", "40")
+    with TestClient(create_app()) as c:
+        yield c
+
+
+def reference(body: dict[str, object], client: TestClient) -> dict[str, np.ndarray]:
+    """The full tensors (display='full') of the same request."""
+    full = client.post("/api/forward", json={**body, "display": "full"}).json()
+    assert full["reduction"] is None
+    return {k: np.array(full[k]) for k in ("input", "pre_activation", "hidden", "output")} | {
+        "sparsity": full["sparsity"],
+        "histogram": full["pre_activation_histogram"],
+    }
+
+
+def test_defaults_keep_small_configs_whole_and_exact(client: TestClient) -> None:
+    body = {"d_model": 64, "d_ff": 256, "num_tokens": 8, "seed": 1}
+    data = client.post("/api/forward", json=body).json()
+    assert data["reduction"] is None
+    hidden = np.array(data["hidden"])
+    assert hidden.shape == (8, 256)
+    # an independent NumPy reference of the same (seeded) weights
+    weights = client.post("/api/forward", json={**body, "include_weights": True}).json()["weights"]
+    x = np.array(data["input"], dtype=np.float64)
+    pre = x @ np.array(weights["w1"]) + np.array(weights["b1"])
+    np.testing.assert_allclose(hidden, np.maximum(pre, 0), atol=1e-5)
+    counts = data["pre_activation_histogram"]["counts"]
+    assert sum(counts) == 8 * 256
+    assert len(data["pre_activation_histogram"]["edges"]) == Settings().histogram_bins + 1
+
+
+def test_paper_base_model_at_16_tokens_is_sent_whole(client: TestClient) -> None:
+    body = {"d_model": 512, "d_ff": 2048, "num_tokens": 16}
+    data = client.post("/api/forward", json=body).json()
+    assert data["reduction"] is None
+    assert np.array(data["hidden"]).shape == (16, 2048)
+    bigger = client.post("/api/forward", json={**body, "num_tokens": 17}).json()
+    (group,) = bigger["reduction"]["groups"]
+    assert group["tensors"] == ["pre_activation", "hidden"]
+    assert len(group["kept"]) == Settings().display_keep_values // 17
+
+
+def test_big_hidden_keeps_top_rms_units_and_full_statistics(small_limits: TestClient) -> None:
+    body = {"d_model": 6, "d_ff": 50, "num_tokens": 4, "activation": "relu", "seed": 2}
+    data = small_limits.post("/api/forward", json=body).json()
+    full = reference(body, small_limits)
+    reduction = data["reduction"]
+    assert reduction["method"] == "top_rms_columns"
+    assert (reduction["max_values"], reduction["keep_values"]) == (100, 40)
+    (group,) = reduction["groups"]  # input/output are 4 x 6 = 24 numbers: whole
+    assert group["tensors"] == ["pre_activation", "hidden"]
+    assert group["full_shape"] == [4, 50]
+    assert group["ranked_by"] == "hidden"
+    kept = group["kept"]
+    assert len(kept) == 40 // 4 and kept == sorted(kept)
+    rms = np.sqrt((full["hidden"].astype(np.float64) ** 2).mean(axis=0))
+    assert set(kept) == set(np.argsort(-rms, kind="stable")[:10].tolist())
+    # the kept columns are the model's numbers, unchanged
+    np.testing.assert_array_equal(np.array(data["hidden"]), full["hidden"][:, kept])
+    np.testing.assert_array_equal(np.array(data["pre_activation"]), full["pre_activation"][:, kept])
+    np.testing.assert_array_equal(np.array(data["input"]), full["input"])
+    # every statistic is the full tensor's
+    assert data["sparsity"] == full["sparsity"]
+    assert len(data["sparsity"]["per_neuron"]) == 50
+    assert data["pre_activation_histogram"] == full["histogram"]
+    assert data["shapes"]["hidden"] == [4, 50]
+
+
+def test_gated_and_train_tensors_share_the_kept_columns(small_limits: TestClient) -> None:
+    body = {
+        "d_model": 4,
+        "d_ff": 40,
+        "num_tokens": 5,
+        "activation": "swiglu",
+        "bias": False,
+        "mode": "train",
+        "dropout": 0.3,
+    }
+    data = small_limits.post("/api/forward", json=body).json()
+    full = small_limits.post("/api/forward", json={**body, "display": "full"}).json()
+    (group,) = data["reduction"]["groups"]
+    assert group["tensors"] == ["pre_activation", "up", "hidden", "dropped"]
+    kept = group["kept"]
+    assert len(kept) == 8
+    for name in ("up", "dropped"):
+        np.testing.assert_array_equal(np.array(data[name]), np.array(full[name])[:, kept])
+
+
+def test_d_model_tensors_are_summarised_too(small_limits: TestClient) -> None:
+    body = {"d_model": 30, "d_ff": 8, "num_tokens": 4}
+    data = small_limits.post("/api/forward", json=body).json()
+    (group,) = data["reduction"]["groups"]
+    assert group["tensors"] == ["input", "output"]
+    assert group["ranked_by"] == "output"
+    assert np.array(data["input"]).shape == (4, 10)
+    assert np.array(data["hidden"]).shape == (4, 8)
+
+
+def test_perturb_keeps_the_columns_that_moved(small_limits: TestClient) -> None:
+    body = {"d_model": 40, "d_ff": 8, "num_tokens": 4, "position": 1, "scale": 2.0}
+    data = small_limits.post("/api/perturb", json=body).json()
+    full = small_limits.post("/api/perturb", json={**body, "display": "full"}).json()
+    assert full["reduction"] is None
+    (group,) = data["reduction"]["groups"]
+    assert group["ranked_by"] == "output_delta"
+    assert group["tensors"] == [
+        "input",
+        "input_perturbed",
+        "output",
+        "output_perturbed",
+        "output_delta",
+    ]
+    kept = group["kept"]
+    delta = np.array(full["output_delta"])
+    expected = np.sort(np.argsort(-np.abs(delta[1]), kind="stable")[:10])
+    assert kept == expected.tolist()
+    np.testing.assert_array_equal(np.array(data["output_delta"]), delta[:, kept])
+    for key in ("delta_norm_per_position", "changed_positions", "max_abs_change_other_positions"):
+        assert data[key] == full[key]
+    assert data["changed_positions"] == [1]
+
+
+def test_display_option_is_validated(client: TestClient) -> None:
+    response = client.post("/api/forward", json={"display": "tiny"})
+    assert response.status_code == 422
+    assert "display" in str(response.json()["detail"][0]["loc"])
+
+
+def test_server_timing_header(client: TestClient) -> None:
+    response = client.post("/api/forward", json={"d_model": 8, "d_ff": 16})
+    names = [part.split(";")[0] for part in response.headers["server-timing"].split(", ")]
+    assert names == ["model", "forward", "analysis", "encode"]
+
+
+@pytest.mark.slow
+def test_llama_preset_answer_is_under_a_megabyte(client: TestClient) -> None:
+    """LLaMA-7B's FFN (4096 -> 11008, SwiGLU) at the most tokens the server allows."""
+    body = {
+        "d_model": 4096,
+        "d_ff": 11008,
+        "activation": "swiglu",
+        "bias": False,
+        "num_tokens": Settings().max_tokens,
+    }
+    response = client.post("/api/forward", json=body)
+    assert response.status_code == 200
+    assert len(response.content) <= 1_000_000
+    data = response.json()
+    assert data["shapes"]["hidden"] == [Settings().max_tokens, 11008]
+    assert len(data["sparsity"]["per_neuron"]) == 11008
+    perturb = client.post("/api/perturb", json={**body, "position": 3})
+    assert len(perturb.content) <= 1_000_000

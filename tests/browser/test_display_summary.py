@@ -1,0 +1,39 @@
+"""The page with a summarised answer: kept units as x labels, the caption says so."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import wait_rendered
+
+pytestmark = pytest.mark.browser
+
+
+def test_big_hidden_layer_shows_the_kept_units(page, server_url):  # type: ignore[no-untyped-def]
+    # T 32 x 4096 units: over the display budget, so the server keeps 8,192 // 32 = 256 units
+    page.goto(f"{server_url}/?d_model=1024&d_ff=4096&tokens=32")
+    wait_rendered(page)
+    hidden = page.locator("#plot-hidden")
+    assert hidden.get_attribute("data-cols") == "256"
+    assert hidden.get_attribute("data-rows") == "32"
+    caption = page.locator("#shape-hidden").inner_text()
+    assert "hidden [32 × 4096]" in caption
+    assert "256 of 4096" in caption
+    # the x axis names real unit indices (category labels), not 0..255
+    ticks = [t or "" for t in page.locator("#plot-hidden .xtick text").all_text_contents()]
+    assert ticks and all(t.strip().isdigit() for t in ticks)
+    assert max(int(t) for t in ticks) > 255
+    # input is 32 x 1024, within the budget: whole, binned to 256 columns for display only
+    assert page.locator("#plot-input").get_attribute("data-cols") == "1024"
+    assert "showing" not in page.locator("#shape-input").inner_text()
+    # the statistics are the full layer's
+    assert "of 4,096 units" in page.locator("#sparsity-summary").inner_text()
+    assert page.recorder.errors == []
+
+
+def test_small_config_is_not_summarised(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
+    wait_rendered(page)
+    assert page.locator("#plot-hidden").get_attribute("data-cols") == "64"
+    assert page.locator("#shape-hidden").inner_text() == "hidden [6 × 64]"
+    assert page.recorder.errors == []
