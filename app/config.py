@@ -92,12 +92,12 @@ class Settings(BaseSettings):
         ),
     )
     torch_threads: int = Field(
-        1,
+        0,
         ge=0,
         description=(
-            "torch intra-op threads for the server process (0: torch's default, one per "
-            "core). 1 leaves the other core to concurrent requests, the event loop and, on "
-            "a teacher's laptop, the browser; see benchmarks/README.md"
+            "torch intra-op threads in every thread that runs an FFN (0: torch's default, one "
+            "per core). Set per thread: a count set in one thread only would let a "
+            "request's numbers depend on which thread ran it; see benchmarks/README.md"
         ),
     )
     cache_dir: Path | None = Field(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-import torch
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
@@ -21,7 +20,7 @@ from app.api import (
     routes_snapshot,
     routes_teaching,
 )
-from app.api.compute import ComputePools
+from app.api.compute import ComputePools, apply_torch_threads
 from app.api.limits import BodySizeLimitMiddleware
 from app.api.security import SecurityHeadersMiddleware
 from app.config import Settings, get_settings
@@ -37,8 +36,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.weight_cache = WeightCache(settings.weight_cache_bytes)
         app.state.compute_pools = ComputePools(settings)
-        if settings.torch_threads:
-            torch.set_num_threads(settings.torch_threads)
+        apply_torch_threads(settings.torch_threads)  # the event loop runs small FFNs inline
         yield
 
     app = FastAPI(

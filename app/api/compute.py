@@ -11,6 +11,7 @@ checkpoint (`checkpoint()` between the stages of a run).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -18,6 +19,7 @@ from typing import Literal
 import anyio
 import anyio.from_thread
 import anyio.to_thread
+import torch
 from fastapi import Response
 
 from app.analysis import flop_count, param_counts
@@ -70,11 +72,26 @@ def checkpoint() -> None:
         return
 
 
+_local = threading.local()
+
+
+def apply_torch_threads(count: int) -> None:
+    """Give this thread `count` torch intra-op threads (0: leave torch's default), once.
+
+    torch's thread count is per OS thread: setting it in one thread leaves the others at
+    the default, and a matmul split over 1 or 2 threads rounds differently.
+    """
+    if count and getattr(_local, "torch_threads", None) != count:
+        torch.set_num_threads(count)
+        _local.torch_threads = count
+
+
 class ComputePools:
     """One `CapacityLimiter` per cost class plus the time budget (made in the lifespan)."""
 
     def __init__(self, settings: Settings) -> None:
         self.budget = settings.request_timeout_s
+        self.torch_threads = settings.torch_threads
         self.limiters: dict[CostClass, anyio.CapacityLimiter] = {
             "light": anyio.CapacityLimiter(settings.light_workers),
             "heavy": anyio.CapacityLimiter(settings.heavy_workers),
@@ -82,10 +99,15 @@ class ComputePools:
 
     async def run(self, work: Callable[[], Response], cost: Cost) -> Response:
         """`work()` in the pool of `cost.cost_class` within the budget, else a 503 answer."""
+
+        def in_thread() -> Response:
+            apply_torch_threads(self.torch_threads)
+            return work()
+
         try:
             with anyio.fail_after(self.budget):
                 return await anyio.to_thread.run_sync(
-                    work, limiter=self.limiters[cost.cost_class], abandon_on_cancel=True
+                    in_thread, limiter=self.limiters[cost.cost_class], abandon_on_cancel=True
                 )
         except TimeoutError:
             response = json_response({"detail": timeout_message(self.budget, cost)}, 503)

@@ -79,6 +79,13 @@ def _variant_weights(
     """Seeded weights (W_gate drawn after W1, b1, W2, b2, so W1 is shared); submitted
     plain weights replace W1, b1, W2, b2 when the width is the requested one."""
     weights = cache.get(req.d_model, d_ff, req.seed, gated=gated, bias=req.bias)
+    if gated:
+        # The very tensors of the plain variants (equal values, but separate copies may be
+        # aligned differently in memory and so round differently in the matmul).
+        plain_seeded = cache.get(req.d_model, d_ff, req.seed, gated=False, bias=req.bias)
+        weights = replace(
+            weights, w1=plain_seeded.w1, b1=plain_seeded.b1, w2=plain_seeded.w2, b2=plain_seeded.b2
+        )
     submitted = req.weights_arrays
     if submitted is not None and d_ff == req.d_ff:
         plain = {k: torch.from_numpy(v) for k, v in submitted.items()}
