@@ -36,7 +36,10 @@ def build_model(req: ForwardRequest, cache: WeightCache) -> PositionwiseFeedForw
     config = req.ffn_config()
     submitted = req.weights_arrays
     if submitted is None:
-        return cache.model(config, req.seed)
+        model = cache.model(config, req.seed)
+        if model.training != (config.dropout > 0):  # a caller must never switch it; heal
+            model.train(config.dropout > 0)
+        return model
     weights = FFNWeights(**{k: torch.from_numpy(v) for k, v in submitted.items()})
     model = PositionwiseFeedForward(config, weights)
     model.train(req.mode == "train")

@@ -182,8 +182,7 @@ def budget(req: BudgetRequest, settings: Settings) -> dict[str, Any]:
 
 def conv1d_check(req: ForwardRequest, cache: WeightCache) -> dict[str, Any]:
     """Everything POST /api/conv1d-check returns (see `Conv1dResponse`); eval mode."""
-    model = runner.build_model(req, cache)
-    model.eval()
+    model = runner.build_model(req.model_copy(update={"mode": "eval"}), cache)
     conv = ConvFeedForward(model)
     x = runner.input_tokens(req)
     with torch.inference_mode():

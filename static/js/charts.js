@@ -121,21 +121,29 @@ export function heatmap(el, z, opts) {
  */
 export function binColumns(z, labels, limit) {
   const cols = z.length ? z[0].length : 0;
-  if (cols <= limit) return { z, labels };
+  if (cols <= limit) return { z, labels, columns: null };
   const width = Math.ceil(cols / limit);
   const starts = [];
   for (let c = 0; c < cols; c += width) starts.push(c);
   const name = (c) => (labels ? labels[c] : String(c));
-  const binned = z.map((row) => starts.map((start) => {
-    let best = row[start];
-    for (let c = start + 1; c < Math.min(start + width, cols); c += 1) {
-      if (Math.abs(row[c]) > Math.abs(best)) best = row[c];
-    }
-    return best;
-  }));
+  const columns = []; // columns[row][bin]: the column whose value the cell shows
+  const binned = z.map((row) => {
+    const chosen = [];
+    const values = starts.map((start) => {
+      let at = start;
+      for (let c = start + 1; c < Math.min(start + width, cols); c += 1) {
+        if (Math.abs(row[c]) > Math.abs(row[at])) at = c;
+      }
+      chosen.push(labels ? Number(labels[at]) : at);
+      return row[at];
+    });
+    columns.push(chosen);
+    return values;
+  });
   return {
     z: binned,
     labels: starts.map((start) => `${name(start)}–${name(Math.min(start + width, cols) - 1)}`),
+    columns,
   };
 }
 
@@ -162,6 +170,11 @@ function drawHeatmap(el, zFull, rows, cols, opts) {
   }
   if (xLabels) {
     trace.x = xLabels;
+  }
+  if (shown.columns) {
+    // A click or hover names the real column (hidden unit) behind a binned cell.
+    trace.customdata = shown.columns;
+    trace.hovertemplate = `${opts.yTitle} %{y}<br>${opts.xTitle} %{customdata}<br>%{z:+.4~g}<extra></extra>`;
   }
   if (opts.showValues && opts.format) {
     trace.text = z.map((row) => row.map(opts.format));

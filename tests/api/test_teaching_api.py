@@ -285,3 +285,13 @@ def test_teaching_views_refuse_the_pretrained_model_clearly(client, endpoint):
     r = client.post(f"/api/{endpoint}", json=body)
     assert r.status_code == 422
     assert "model = 'minilm-l6' is not supported here" in r.text
+
+
+def test_teaching_views_never_switch_the_cached_models_mode(client: TestClient) -> None:
+    """The cached FFN is shared by requests: a view that needs eval mode must not flip it."""
+    body = {**BASE, "activation": "swiglu", "mode": "train", "dropout": 0.3}
+    before = forward(client, **{k: v for k, v in body.items() if k not in BASE})["output"]
+    for endpoint in ("conv1d-check", "block", "dropout", "variants"):
+        assert client.post(f"/api/{endpoint}", json=body).status_code == 200, endpoint
+    after = forward(client, **{k: v for k, v in body.items() if k not in BASE})["output"]
+    assert after == before

@@ -83,6 +83,7 @@ def test_hand_made_2_4_2_example_with_typed_weights(page, server_url):  # type: 
     assert page.locator("#weight-grid input").count() == 8 + 4 + 8 + 2
     # x0 = [1, 2]: x W1 + b1 = [1, 1, -1, 3]; the cells print the numbers
     pre = page.locator("#plot-pre_activation")
+    pre.scroll_into_view_if_needed()  # charts off screen are drawn when they come into view
     pre.locator("text", has_text="+3").first.wait_for(timeout=15_000)
     # type W1[0][0] = 3: pre-activation of token 0, unit 0 becomes 1*3 + 2*0 + 0 = 3,
     # and token 2 = [2, 0] gets 2*3 = 6

@@ -79,7 +79,12 @@ on("forward", ({ data, state: st }) => {
   state = st;
   const plot = $("plot-hidden");
   if (!plot.dataset.neuronBound && plot.on) {
-    plot.on("plotly_click", (event) => { const x = event.points?.[0]?.x; if (Number.isInteger(x)) select(x); });
+    plot.on("plotly_click", (event) => {
+      const point = event.points?.[0];
+      // Binned or summarised heatmaps carry the real unit index in customdata or a label.
+      const unit = Number.isInteger(point?.customdata) ? point.customdata : Number(point?.x);
+      if (Number.isInteger(unit)) select(unit);
+    });
     plot.dataset.neuronBound = "1";
   }
   if (unit !== null && unit < data.config.d_ff && layerChanged) return select(unit);
