@@ -10,20 +10,11 @@ Resource Timing) is reported next to it.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.client import percentile
-
-CHROMIUM = os.environ.get("FFN_LAB_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-]
+from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # one definition of the flags
 
 # Runs in the page: one slider step, resolved with the timings in milliseconds.
 _STEP_JS = """

@@ -35,7 +35,8 @@ from app.model.presets import PRESETS
 from benchmarks import limits
 from benchmarks.browser import chromium_available, measure_sliders
 from benchmarks.client import LoadResult, load, percentile
-from benchmarks.server import ROOT, Server
+from benchmarks.server import Server
+from tests.serverproc import ROOT
 
 MB = 1_000_000
 

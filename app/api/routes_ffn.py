@@ -18,14 +18,8 @@ from fastapi import APIRouter, Request, Response
 from app.api import runner, runner_pretrained
 from app.api.compute import ComputePools, Cost, checkpoint, estimate_cost
 from app.api.encoding import json_response, server_timing
-from app.api.schemas import (
-    PRETRAINED_D_MODEL,
-    ErrorOut,
-    ForwardRequest,
-    ForwardResponse,
-    PerturbRequest,
-    PerturbResponse,
-)
+from app.api.responses import ErrorOut, ForwardResponse, PerturbResponse
+from app.api.schemas import PRETRAINED_D_MODEL, ForwardRequest, PerturbRequest
 from app.config import Settings, get_settings
 from app.model.cache import WeightCache
 from app.model.ffn import FFNConfig
