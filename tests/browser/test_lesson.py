@@ -54,6 +54,10 @@ def _open_and_highlighted(page, section: str, *targets: str) -> None:  # type: i
     assert page.locator(f"#{section}").is_visible()
     for target in targets:
         assert page.locator(f"{target}.lesson-highlight").count() == 1, target
+    # The first target was brought into view, above the lesson card (even the last panel).
+    box = page.locator(targets[0]).bounding_box()
+    card = page.locator("#lesson").bounding_box()
+    assert box and card and 0 <= box["y"] < card["y"], (targets[0], box, card)
 
 
 def _llama_d_ff(d_model: int, multiple_of: int = 256) -> int:
