@@ -38,6 +38,10 @@ PANELS: tuple[str, ...] = (
 )
 """The page's panels in order: each is templates/partials/_<name>.html."""
 
+PANEL_SECTIONS: dict[str, str] = {"attention": "attention-vs-ffn"}
+"""Partials whose <section id> is not their name. The page's `panel=` values (URL, panel
+select, lesson steps) are section ids, so that the chosen panel is the one opened."""
+
 PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 
 
@@ -81,7 +85,7 @@ def boot_data() -> dict[str, Any]:
             "max_text_chars": settings.max_text_chars,
         },
         "sparsity_threshold": settings.sparsity_threshold,
-        "panels": list(PANELS),
+        "panels": [PANEL_SECTIONS.get(name, name) for name in PANELS],
         "i18n": i18n_catalogs(),
     }
 

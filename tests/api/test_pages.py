@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 
@@ -38,3 +39,12 @@ def test_every_element_id_is_unique(client):
     ids = re.findall(r'\bid="([^"]+)"', client.get("/").text)
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     assert duplicates == []
+
+
+def test_every_panel_value_names_a_section_of_the_page(client):
+    """`panel=` values (URL, panel select, lesson) are the ids of the page's <section>s."""
+    html = client.get("/").text
+    boot = json.loads(re.search(r'<script[^>]*id="boot"[^>]*>(.*?)</script>', html, re.S)[1])
+    sections = set(re.findall(r'<section id="([^"]+)"', html))
+    assert boot["panels"] and set(boot["panels"]) <= sections
+    assert "attention-vs-ffn" in boot["panels"] and "attention" not in boot["panels"]

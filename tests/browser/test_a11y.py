@@ -18,6 +18,7 @@ VIEWS = [
     pytest.param("/?embed=1&panel=perturb&hide=seed", id="embed-perturb"),
     pytest.param("/?lesson=1&step=5&lang=en", id="lesson-en"),
     pytest.param("/?lesson=1&step=3&lang=zh-CN&big=1", id="lesson-zh-big"),
+    pytest.param("/?embed=1&lesson=1&step=6&lang=zh-CN", id="embed-lesson-attention-zh"),
 ]
 
 

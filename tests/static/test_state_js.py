@@ -4,6 +4,7 @@ values with a fallback to the default (the browser tests check the same through 
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -14,12 +15,16 @@ from app.api.pages import boot_data
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE_JS = ROOT / "static" / "js" / "state.js"
+STEPS_JS = ROOT / "static" / "js" / "lesson" / "steps.js"
 
 SCRIPT = """
-const source = require("fs").readFileSync(process.argv[1], "utf8");
-const input = JSON.parse(process.argv[2]);
-import("data:text/javascript," + encodeURIComponent(source)).then((m) => {
-  const schema = m.makeSchema(input.boot, { steps: 10 });
+const fs = require("fs");
+const load = (path) =>
+  import("data:text/javascript," + encodeURIComponent(fs.readFileSync(path, "utf8")));
+const input = JSON.parse(process.argv[3]);
+Promise.all([load(process.argv[1]), load(process.argv[2])]).then(([m, lesson]) => {
+  // The page builds the schema with the lesson's step count (static/js/main.js).
+  const schema = m.makeSchema(input.boot, { steps: lesson.STEPS.length });
   const out = input.queries.map((q) => {
     const parsed = m.parseState(schema, q);
     return { state: parsed.state, invalid: parsed.invalid, present: [...parsed.present],
@@ -37,7 +42,7 @@ def run_state(queries: list[str]) -> list[dict]:  # type: ignore[type-arg]
     boot = {k: v for k, v in boot_data().items() if k != "i18n"}
     payload = json.dumps({"boot": boot, "queries": queries})
     result = subprocess.run(
-        [node, "-e", SCRIPT, str(STATE_JS), payload],
+        [node, "-e", SCRIPT, str(STATE_JS), str(STEPS_JS), payload],
         capture_output=True,
         text=True,
         timeout=60,
@@ -82,7 +87,8 @@ def test_defaults_make_an_empty_query() -> None:
         ("?mode=test", "mode", "eval"),
         ("?panel=nowhere", "panel", ""),
         ("?lang=fr", "lang", ""),
-        ("?step=11", "step", 1),
+        ("?step=0", "step", 1),
+        ("?step=99", "step", 1),
         ("?embed=yes", "embed", False),
     ],
 )
@@ -98,3 +104,13 @@ def test_a_list_keeps_its_valid_items_and_unknown_names_are_reported() -> None:
     assert result["state"]["hide"] == ["seed"]
     assert {e["name"] for e in result["invalid"]} == {"hide", "colour"}
     assert result["again"] == "?hide=seed"
+
+
+def test_step_accepts_every_lesson_step_and_no_more() -> None:
+    """`step` runs from 1 to the number of steps in static/js/lesson/steps.js."""
+    total = len(re.findall(r'^\s*\{ id: "', STEPS_JS.read_text(encoding="utf-8"), re.M))
+    assert total >= 10
+    last, beyond = run_state([f"?lesson=1&step={total}", f"?lesson=1&step={total + 1}"])
+    assert last["invalid"] == [] and last["state"]["step"] == total
+    assert beyond["invalid"] == [{"name": "step", "raw": str(total + 1)}]
+    assert beyond["state"]["step"] == 1

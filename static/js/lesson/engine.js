@@ -1,7 +1,8 @@
 // The presenter: walks through STEPS (lesson/steps.js), setting the controls, highlighting
 // what to look at and showing one sentence. Keys: ←/→ (and PageUp/PageDown of a clicker)
 // step, `f` larger fonts for the back row, Esc leaves. The step lives in the URL (`step=N`).
-import { on } from "../bus.js";
+// A step's `panelState` goes out as the bus event "panel-state" when the step is shown.
+import { emit, on } from "../bus.js";
 import { t } from "../i18n.js";
 import { LESSON_BASE } from "./steps.js";
 
@@ -64,6 +65,8 @@ export function initLesson(app) {
       for (const el of targets) el.classList.add(HIGHLIGHT);
       // The card covers the bottom of the screen: bring what to look at to the top.
       targets.find((el) => el.offsetParent !== null)?.scrollIntoView({ block: "start" });
+      // A teaching panel's own controls (e.g. the block's post-norm), set by the step.
+      if (step.panelState) emit("panel-state", step.panelState);
     }
   }
 

@@ -5,9 +5,12 @@
 //   panel      the view to open: a list of alternatives, the first one the page has wins
 //   highlight  what to look at: CSS selectors, or a list of alternatives (first found wins);
 //              the first highlighted element is scrolled into view
+//   panelState optional {id, values}: sent as the bus event "panel-state" when the step is
+//              shown, to set a teaching panel's own controls (its setValues, panels/*.js)
 //   title/text catalog keys (static/i18n/<lang>/lesson.json)
-// Steps 7 (dropout) and 8 (residual + LayerNorm) prefer the "dropout" and "block" panels;
-// where a page does not have them they fall back to the flow's output and the formula.
+// The steps on the teaching panels (attention-vs-ffn, budget, dropout, block, variants,
+// misconceptions) name a core panel as the alternative and highlight lists with fallbacks,
+// so a page without those panels still shows a sensible step.
 
 /** Every step starts from these settings, so a step looks the same however you got there. */
 export const LESSON_BASE = {
@@ -26,15 +29,31 @@ export const STEPS = [
     highlight: ["#sparsity"], title: "lesson.activation.title", text: "lesson.activation.text" },
   { id: "position", state: { position: 2, scale: 2 }, panel: ["perturb"],
     highlight: ["#perturb"], title: "lesson.position.title", text: "lesson.position.text" },
+  { id: "attention", state: { position: 2, scale: 2 }, panel: ["attention-vs-ffn", "perturb"],
+    panelState: { id: "attention-vs-ffn", values: { num_heads: 1 } },
+    highlight: [["#attention-moved", "#perturb"], "#ffn-moved", "#plot-attention-norms", "#plot-ffn-norms"],
+    title: "lesson.attention.title", text: "lesson.attention.text" },
   { id: "shared", state: { tokens: 12 }, panel: ["readout"],
     highlight: ["#readout", "[data-control='tokens']"], title: "lesson.shared.title", text: "lesson.shared.text" },
+  { id: "budget", state: { d_model: 512, d_ff: 2048, tokens: 12 }, panel: ["budget", "readout"],
+    highlight: [["#budget-table", "#readout"], "#plot-budget-flops", "#conv-diff"],
+    title: "lesson.budget.title", text: "lesson.budget.text" },
   { id: "dropout", state: { mode: "train", dropout: 0.1 }, panel: ["dropout", "flow"],
+    panelState: { id: "dropout", values: { mode: "train", p: 0.1, seed: 0 } },
     highlight: [["#dropout", "#plot-output"], "[data-control='mode']"],
     title: "lesson.dropout.title", text: "lesson.dropout.text" },
   { id: "residual", state: {}, panel: ["block", "flow"],
+    panelState: { id: "block", values: { norm: "post" } },
     highlight: [["#block", "#plot-output"], ".formula"], title: "lesson.residual.title", text: "lesson.residual.text" },
   { id: "gelu", state: { activation: "gelu" }, panel: ["sparsity"],
     highlight: ["#sparsity"], title: "lesson.gelu.title", text: "lesson.gelu.text" },
   { id: "swiglu", state: { activation: "swiglu" }, panel: ["flow"],
     highlight: ["#flow .flow", "[data-control='activation']"], title: "lesson.swiglu.title", text: "lesson.swiglu.text" },
+  { id: "variants", state: { d_model: 512, d_ff: 2048 }, panel: ["variants", "sparsity"],
+    panelState: { id: "variants", values: { match_params: true } },
+    highlight: [["#variants-table", "#sparsity"], "#variants-llama", "#plot-variant-sparsity"],
+    title: "lesson.variants.title", text: "lesson.variants.text" },
+  { id: "misconceptions", state: { position: 2, scale: 2 }, panel: ["misconceptions", "perturb"],
+    highlight: [["#myth-one-layer", "#flow .flow"], "#myth-mixing", "#myth-own-weights"],
+    title: "lesson.misconceptions.title", text: "lesson.misconceptions.text" },
 ];
