@@ -34,7 +34,8 @@ if [ "$dev" = 1 ]; then
   # Debian packages the tests need: Chromium (browser tests), CJK fonts (Chinese
   # screenshots), Node.js + npm (axe-core and the state.js tests).
   missing=()
-  [ -x /usr/bin/chromium ] || missing+=(chromium fonts-noto-cjk)
+  [ -x /usr/bin/chromium ] || missing+=(chromium)
+  dpkg -s fonts-noto-cjk >/dev/null 2>&1 || missing+=(fonts-noto-cjk)
   command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
   if [ ${#missing[@]} -gt 0 ]; then
     sudo=""

@@ -149,6 +149,15 @@ export function binColumns(z, labels, limit) {
 
 const DISPLAY_COLUMNS = 256;
 
+/** Readable x ticks: whole numbers for a few columns, at most ~6 labels for named columns. */
+function xTicks(labels, cols) {
+  if (!labels) return cols <= 16 ? { dtick: cols <= 8 ? 1 : 2 } : {};
+  if (labels.length <= 8) return {};
+  const step = Math.ceil(labels.length / 6);
+  const shown = labels.filter((_, i) => i % step === 0);
+  return { tickvals: shown, ticktext: shown };
+}
+
 function drawHeatmap(el, zFull, rows, cols, opts) {
   const shown = binColumns(zFull, opts.xLabels, DISPLAY_COLUMNS);
   const z = shown.z;
@@ -184,7 +193,7 @@ function drawHeatmap(el, zFull, rows, cols, opts) {
   const layout = baseLayout({
     title: { text: opts.title, font: { size: Math.round(13 * fontScale) } },
     xaxis: { title: { text: opts.xTitle }, showgrid: false, zeroline: false,
-             type: xLabels ? "category" : "linear" },
+             type: xLabels ? "category" : "linear", ...xTicks(xLabels, cols) },
     margin: { l: opts.showYTitle === false ? 28 : 48, r: 8, t: 36, b: 40 },
     yaxis: { title: { text: opts.showYTitle === false ? "" : opts.yTitle }, autorange: "reversed", showgrid: false, zeroline: false,
              type: opts.yLabels ? "category" : "linear", dtick: rows <= 16 ? 1 : undefined },

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ROOT / "docs"
+# README's screenshots are rewritten only on request (FFN_LAB_UPDATE_SCREENSHOTS=1), so a
+# test run leaves the working tree clean; otherwise they go to test-artifacts/.
+DOCS = ROOT / ("docs" if os.environ.get("FFN_LAB_UPDATE_SCREENSHOTS") == "1" else "test-artifacts")
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
+from tests.browser.classroom import DOCS
 from tests.browser.conftest import ARTIFACTS, wait_rendered
 
 pytestmark = pytest.mark.browser
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def test_d_ff_slider_changes_hidden_width_and_perturbation_is_exact(page, server_url):  # type: ignore[no-untyped-def]
@@ -64,7 +63,7 @@ def test_d_ff_slider_changes_hidden_width_and_perturbation_is_exact(page, server
 
 
 def test_readme_screenshot(page, server_url):  # type: ignore[no-untyped-def]
-    """Makes docs/screenshot.png, the picture in README, from the real page."""
+    """Makes screenshot.png, the picture in README, from the real page (see DOCS)."""
     page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6&position=2&scale=2")
     wait_rendered(page)
     page.wait_for_timeout(300)

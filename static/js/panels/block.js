@@ -55,7 +55,7 @@ async function render(data) {
   const stdRange = [Math.min(...stds), Math.max(...stds)];
   const grow = data.row_norm.output.reduce((s, v) => s + v, 0) / data.row_norm.input.reduce((s, v) => s + v, 0);
   readout($("block-stats"), t(`block.stats_${data.norm}`, {
-    mean: magnitude(maxMean), std_lo: magnitude(stdRange[0]), std_hi: magnitude(stdRange[1]),
+    mean: magnitude(maxMean), std_lo: stdRange[0].toFixed(5), std_hi: stdRange[1].toFixed(5),
     ratio: magnitude(grow),
   }), maxMean);
   $("block-stats").dataset.stdMin = String(stdRange[0]);

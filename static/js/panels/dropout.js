@@ -5,7 +5,7 @@ import { t } from "../i18n.js";
 import { panel, positions, readout } from "./teaching-common.js";
 
 const $ = (id) => document.getElementById(id);
-const controls = { mode: "train", p: 0.2, seed: 0 };
+const controls = { mode: "train", p: 0.1, seed: 0 }; // p as the sidebar's default
 
 async function render(data) {
   const section = $("dropout");
