@@ -17,6 +17,7 @@ from fastapi import HTTPException
 from fastapi.exceptions import RequestValidationError
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
+from app.api import runner
 from app.api.runner import random_direction
 from app.api.schemas import ForwardRequest, PerturbRequest
 from app.config import Settings
@@ -60,19 +61,12 @@ def encode_text(model: Pretrained, text: str, settings: Settings) -> Encoded:
 
 
 def _config_out(req: ForwardRequest, ffn: PositionwiseFeedForward, tokens: int) -> dict[str, Any]:
-    config = ffn.config
-    return {
-        "d_model": config.d_model,
-        "d_ff": config.d_ff,
-        "activation": config.activation,
-        "gated": config.gated,
-        "bias": config.bias,
-        "seed": req.seed,
+    """The core's `config` block, with what the pretrained layer fixes (eval, no dropout)."""
+    return runner.config_out(req, ffn.config) | {
         "num_tokens": tokens,
         "input_seed": None,
         "mode": "eval",
         "dropout": 0.0,
-        "dropout_seed": req.dropout_seed,
         "weights_source": "pretrained",
         "model": MODEL_ID,
         "layer": req.layer,

@@ -1,4 +1,4 @@
-"""Pydantic v2 request and response models of the JSON API.
+"""Pydantic v2 request models of the JSON API (responses: `app.api.responses`).
 
 Orientation is the paper's: `w1 [d_model, d_ff]`, `w2 [d_ff, d_model]`,
 `w_gate [d_model, d_ff]`, so `hidden = act(x @ w1 + b1)` (Vaswani et al. 2017, eq. 2).
@@ -9,13 +9,13 @@ the value and what is allowed.
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from app.api.values import as_float_array, check_text
 from app.config import get_settings
 from app.model.activations import ACTIVATIONS, get_activation
 from app.model.ffn import FFNConfig, expected_shapes
@@ -26,66 +26,6 @@ Vector = list[float]
 SEED_MAX = 2**31 - 1
 PRETRAINED_D_MODEL = 384
 """d_model of all-MiniLM-L6-v2 (model = 'minilm-l6')."""
-
-
-def as_float_array(value: Any, field: str, ndim: int) -> npt.NDArray[np.float32]:
-    """Convert a nested list of numbers to float32, raising ValueError that names the field.
-
-    Rejects ragged rows, non-finite values and |values| above the `max_abs_value` limit
-    (which also rules out numbers that overflow float32, such as 1e39).
-    """
-    limit = get_settings().max_abs_value
-    try:
-        array = np.asarray(value, dtype=np.float64)
-    except (ValueError, TypeError):
-        if ndim == 2 and isinstance(value, list):
-            lengths = [len(row) if isinstance(row, list) else None for row in value]
-            raise ValueError(
-                f"{field} must be a rectangular list of numbers; row lengths are {lengths}"
-            ) from None
-        raise ValueError(f"{field} must be a list of numbers") from None
-    if array.size == 0:
-        raise ValueError(f"{field} must not be empty: give at least one row of numbers")
-    if array.ndim != ndim:
-        kind = "a list of rows of numbers" if ndim == 2 else "a flat list of numbers"
-        raise ValueError(f"{field} must be {kind}, got {array.ndim} nesting level(s)")
-    bad = ~np.isfinite(array) | (np.abs(array) > limit)
-    if bad.any():
-        index = tuple(int(i) for i in np.argwhere(bad)[0])
-        where = "".join(f"[{i}]" for i in index)
-        raise ValueError(
-            f"{field}{where} = {float(array[index])!r} is not allowed: values must be finite "
-            f"and within ±{limit:g} (setting max_abs_value)"
-        )
-    return array.astype(np.float32)
-
-
-_ALLOWED_CONTROL = frozenset("\t\n\r")
-
-
-def check_text(value: str, field: str = "text") -> str:
-    """Validate text for the pretrained model before it is tokenised.
-
-    Any Unicode letters, digits, punctuation and emoji are fine; rejected with a
-    ValueError that names the field, the value and the rule: an empty or blank text,
-    more than `max_text_chars` characters, and control characters other than tab and
-    newline (e.g. NUL, ESC).
-    """
-    limit = get_settings().max_text_chars
-    if not value.strip():
-        raise ValueError(f"{field} is empty: type between 1 and {limit:,} characters")
-    if len(value) > limit:
-        raise ValueError(
-            f"{field} has {len(value):,} characters; the limit is {limit:,} "
-            "(setting max_text_chars)"
-        )
-    for i, char in enumerate(value):
-        if unicodedata.category(char) in ("Cc", "Cs") and char not in _ALLOWED_CONTROL:
-            raise ValueError(
-                f"{field}[{i}] is the control character U+{ord(char):04X}, which is not "
-                "allowed: use letters, digits, punctuation, spaces, tabs and newlines"
-            )
-    return value
 
 
 class WeightsIn(BaseModel):
@@ -340,7 +280,6 @@ class PerturbRequest(ForwardRequest):
 
     @model_validator(mode="after")
     def _check_perturbation(self) -> PerturbRequest:
-        settings = get_settings()
         if self.model is not None:
             return self._check_pretrained_perturbation()
         if self.replace_word is not None:
@@ -353,23 +292,11 @@ class PerturbRequest(ForwardRequest):
             )
         if self.delta is not None and self.scale is not None:
             raise ValueError("give either delta or scale, not both")
-        if self.delta is not None:
-            delta = as_float_array(self.delta, "delta", ndim=1)
-            if delta.shape[0] != self.d_model:
-                raise ValueError(
-                    f"delta has {delta.shape[0]} numbers; it must have d_model = {self.d_model}"
-                )
-            self._delta = delta
-        if self.scale is not None and self.scale > settings.max_abs_value:
-            raise ValueError(
-                f"scale = {self.scale:g} is over the limit of {settings.max_abs_value:g} "
-                "(setting max_abs_value)"
-            )
+        self._check_delta_and_scale(self.d_model, "d_model")
         return self
 
     def _check_pretrained_perturbation(self) -> PerturbRequest:
         """Model mode: the position is checked against the tokenised text at run time."""
-        settings = get_settings()
         given = [n for n in ("delta", "scale", "replace_word") if getattr(self, n) is not None]
         if len(given) > 1:
             raise ValueError(
@@ -377,20 +304,23 @@ class PerturbRequest(ForwardRequest):
             )
         if self.replace_word is not None and not self.replace_word.strip():
             raise ValueError("replace_word must not be empty")
+        self._check_delta_and_scale(PRETRAINED_D_MODEL, "the model's d_model")
+        return self
+
+    def _check_delta_and_scale(self, width: int, what: str) -> None:
+        """`delta` must hold `width` finite numbers; `scale` at most max_abs_value."""
         if self.delta is not None:
             delta = as_float_array(self.delta, "delta", ndim=1)
-            if delta.shape[0] != PRETRAINED_D_MODEL:
+            if delta.shape[0] != width:
                 raise ValueError(
-                    f"delta has {delta.shape[0]} numbers; it must have the model's d_model = "
-                    f"{PRETRAINED_D_MODEL}"
+                    f"delta has {delta.shape[0]} numbers; it must have {what} = {width}"
                 )
             self._delta = delta
-        if self.scale is not None and self.scale > settings.max_abs_value:
+        limit = get_settings().max_abs_value
+        if self.scale is not None and self.scale > limit:
             raise ValueError(
-                f"scale = {self.scale:g} is over the limit of {settings.max_abs_value:g} "
-                "(setting max_abs_value)"
+                f"scale = {self.scale:g} is over the limit of {limit:g} (setting max_abs_value)"
             )
-        return self
 
     @property
     def delta_array(self) -> npt.NDArray[np.float32] | None:

@@ -252,14 +252,19 @@ function drawBinned(el, edges, counts, opts) {
     customdata: counts.map((_, i) => [edges[i], edges[i + 1]]),
     hovertemplate: `[%{customdata[0]:.3~g}, %{customdata[1]:.3~g}): %{y}<extra></extra>`,
   };
-  const layout = baseLayout({
+  const layout = zeroLineLayout(opts);
+  return Plotly.react(el, [trace], layout, config(opts.filename));
+}
+
+/** The layout of both histograms: bars with a vertical line at zero. */
+function zeroLineLayout(opts) {
+  return baseLayout({
     title: { text: opts.title, font: { size: Math.round(13 * fontScale) } },
     xaxis: { title: { text: opts.xTitle }, zeroline: false },
     yaxis: { title: { text: opts.yTitle } },
     bargap: 0.02,
     shapes: [{ type: "line", x0: 0, x1: 0, y0: 0, y1: 1, yref: "paper", line: { color: MUTED, width: 2 } }],
   });
-  return Plotly.react(el, [trace], layout, config(opts.filename));
 }
 
 /** A histogram of values with a vertical line at zero. opts: { title, xTitle, yTitle, filename } */
@@ -270,13 +275,7 @@ export function histogram(el, values, opts) {
 
 function drawHistogram(el, values, opts) {
   const trace = { type: "histogram", x: values, marker: { color: ACCENT }, nbinsx: 60 };
-  const layout = baseLayout({
-    title: { text: opts.title, font: { size: Math.round(13 * fontScale) } },
-    xaxis: { title: { text: opts.xTitle }, zeroline: false },
-    yaxis: { title: { text: opts.yTitle } },
-    bargap: 0.02,
-    shapes: [{ type: "line", x0: 0, x1: 0, y0: 0, y1: 1, yref: "paper", line: { color: MUTED, width: 2 } }],
-  });
+  const layout = zeroLineLayout(opts);
   return Plotly.react(el, [trace], layout, config(opts.filename));
 }
 
