@@ -16,6 +16,11 @@ const TYPE_KEYS = {
   literal_error: "errors.type.literal_error",
 };
 
+/** The server's detail without the names of its settings (students never see max_params). */
+export function plain(text) {
+  return String(text ?? "").replace(/\s*\(setting[s]? [\w, ]+\)/g, "");
+}
+
 function field(loc) {
   return (loc || []).filter((p) => p !== "body").join(".") || t("errors.whole_request");
 }
@@ -28,9 +33,9 @@ export function describeError(err) {
     const lines = items.map((e) => t("errors.item", {
       field: field(e.loc),
       sentence: t(TYPE_KEYS[e.type] ?? "errors.type.other"),
-      detail: e.msg,
+      detail: plain(e.msg),
     }));
     return `${t("errors.refused")} ${lines.join(" ")}`;
   }
-  return t("errors.status", { status: err.status, detail: err.message });
+  return t("errors.status", { status: err.status, detail: plain(err.message) });
 }
