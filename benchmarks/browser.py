@@ -1,11 +1,11 @@
 """Slider input -> plotly_afterplot in headless Chromium (Debian's, through Playwright).
 
 One sample: the page is idle and fully drawn; the script moves the `tokens` slider one
-step (T <-> T-1, so the forward and the perturbation answers both change), dispatches the
-slider's `input` event, and waits until the forward answer is drawn (body data-forward-seq
-advances) and no view in sight waits for an answer (body data-busy is 0). The time is from the input event to the last `plotly_afterplot`
-event any chart fired; the network part (fetch start to response end of /api/forward, from
-Resource Timing) is reported next to it.
+step (T <-> T-1), dispatches the slider's `input` event, and waits until the forward answer
+is drawn (body data-forward-seq advances) and no view in sight waits for an answer (body
+data-busy is 0; views out of sight are not requested, static/js/live.js). The time is from
+the input event to the last `plotly_afterplot` event any chart fired; the network part
+(fetch start to response end of /api/forward, from Resource Timing) is reported next to it.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
 The page at 1280x720 as it opens (all views, scrolled to the top); one keyboard step of the
 Tokens slider (ArrowLeft, then back with ArrowRight, alternating); counted from the Resource
-Timing entries of /api/ requests the step made (encodedBodySize: the answer's bytes as
-sent; no compression on loopback). Waits for the forward answer to be drawn and for every
-view in sight to settle (body data-busy = 0). Median of `--steps` steps after one warm-up.
+API requests the step made (Playwright's request events; bytes = response body sizes as
+sent, no compression on loopback; an aborted request counts with 0 bytes). Waits for the
+forward answer to be drawn and for no /api/ request to be in flight. Median of `--steps`
+steps after one warm-up.
 
     python -m benchmarks.page_requests                 # this checkout
     python -m benchmarks.page_requests --root /work/main  # another checkout (before/after)
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -31,30 +33,28 @@ PRESETS = {
     "LLaMA-7B": "/?preset=llama-7b",
 }
 
-_STEP_JS = """
-async (key) => {
-  performance.clearResourceTimings();
-  window.__ffnKey = key;
-}
-"""
-_READ_JS = """
-() => performance.getEntriesByType('resource')
-  .filter((e) => e.name.includes('/api/'))
-  .map((e) => ({ name: new URL(e.name).pathname, bytes: e.encodedBodySize, end: e.responseEnd }))
-"""
-# Settled: the old page waits for both seqs (it requests everything); the new one sets data-busy.
-_SETTLED = """(before) => document.body.dataset.forwardSeq !== before
-  && (document.body.dataset.busy === undefined
-      ? document.body.dataset.perturbSeq !== window.__ffnPerturb
-      : document.body.dataset.busy === '0')"""
+# Settled: the forward answer of this step is drawn (the rest: no /api/ request in flight).
+_SETTLED = "(before) => document.body.dataset.forwardSeq !== before"
 
 
 def start(root: Path) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "app.main:create_app", "--factory",
-         "--host", "127.0.0.1", "--port", str(port), "--no-access-log"],
-        cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "app.main:create_app",
+            "--factory",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-access-log",
+        ],
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
@@ -68,6 +68,28 @@ def start(root: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise RuntimeError("server did not start")
 
 
+class Tracker:
+    """The page's /api/ POST requests: in flight, and (path, response bytes) once done."""
+
+    def __init__(self) -> None:
+        self.inflight: set[object] = set()
+        self.done: list[tuple[str, int]] = []
+
+    def started(self, r) -> None:  # type: ignore[no-untyped-def]
+        if "/api/" in r.url and r.method == "POST":
+            self.inflight.add(r)
+
+    def finished(self, r) -> None:  # type: ignore[no-untyped-def]
+        if r in self.inflight:
+            self.inflight.discard(r)
+            self.done.append((urlsplit(r.url).path, r.sizes()["responseBodySize"]))
+
+    def failed(self, r) -> None:  # type: ignore[no-untyped-def]
+        if r in self.inflight:
+            self.inflight.discard(r)
+            self.done.append((urlsplit(r.url).path + " (aborted)", 0))
+
+
 def measure(base: str, steps: int) -> dict[str, tuple[float, float, list[str]]]:
     from playwright.sync_api import sync_playwright
 
@@ -78,37 +100,42 @@ def measure(base: str, steps: int) -> dict[str, tuple[float, float, list[str]]]:
             for name, path in PRESETS.items():
                 context = browser.new_context(viewport={"width": 1280, "height": 720})
                 page = context.new_page()
+                tracker = Tracker()
+                inflight, done = tracker.inflight, tracker.done
+                page.on("request", tracker.started)
+                page.on("requestfinished", tracker.finished)
+                page.on("requestfailed", tracker.failed)
                 page.goto(base + path)
-                page.locator("body[data-forward-seq]").wait_for(state="attached", timeout=120_000)
-                page.wait_for_timeout(3000)  # the old page has no busy flag: let it finish
+                page.locator("body[data-forward-seq]").wait_for(state="attached", timeout=180_000)
+                quiet(page, inflight)
                 counts, sizes, names = [], [], []
                 for i in range(steps + 1):
+                    done.clear()
                     before = page.locator("body").get_attribute("data-forward-seq")
-                    page.evaluate(
-                        "() => { window.__ffnPerturb = document.body.dataset.perturbSeq; }"
-                    )
-                    page.evaluate(_STEP_JS, "")
                     page.locator("#tokens").focus()
                     page.keyboard.press("ArrowLeft" if i % 2 == 0 else "ArrowRight")
-                    page.wait_for_function(_SETTLED, arg=before, timeout=120_000)
-                    # teaching panels of the old page finish after the core: wait for quiet
-                    last = -1
-                    while True:
-                        entries = page.evaluate(_READ_JS)
-                        if len(entries) == last:
-                            break
-                        last = len(entries)
-                        page.wait_for_timeout(1500)
+                    page.wait_for_function(_SETTLED, arg=before, timeout=180_000)
+                    quiet(page, inflight)
                     if i == 0:
-                        continue
-                    counts.append(len(entries))
-                    sizes.append(sum(e["bytes"] for e in entries))
-                    names = sorted(e["name"] for e in entries)
+                        continue  # warm-up
+                    counts.append(len(done))
+                    sizes.append(sum(size for _, size in done))
+                    names = sorted(n for n, _ in done)
                 out[name] = (statistics.median(counts), statistics.median(sizes), names)
                 context.close()
         finally:
             browser.close()
     return out
+
+
+def quiet(page, inflight: set[object], timeout_s: float = 180) -> None:  # type: ignore[no-untyped-def]
+    """Poll until no /api/ request of the page is in flight (events are processed meanwhile)."""
+    deadline = time.monotonic() + timeout_s
+    while inflight and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    page.wait_for_timeout(300)  # a request started by a drawn answer (e.g. conv1d after budget)
+    while inflight and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
 
 
 def main() -> None:

@@ -36,6 +36,8 @@ let forwardSeq = 0; // the newest forward request (older answers are never drawn
 let lastChanged = null; // the control the user changed last (where a refusal is shown)
 let lastForward = null;
 let lastForwardBody = null;
+let lastPerturbBody = null;
+let forwardDone = Promise.resolve(); // the newest forward request (export waits for it)
 let lastPerturb = null;
 let lastError = null;
 let layout = null;
@@ -283,7 +285,7 @@ function showError(err, sections) {
     p.textContent = message;
     field.append(p);
   }
-  document.body.dataset.refused = control || "request";
+  document.body.dataset.refused = control ?? "whole-request";
 }
 
 function clearError(sections) {
@@ -315,7 +317,18 @@ function run() {
   const pBody = perturbBody();
   emit("compute", { body, pBody, state });
   perturbView.invalidate();
-  return requestForward(body);
+  forwardDone = requestForward(body);
+  return forwardDone;
+}
+
+/** Wait until the answers for the current state are in (the perturbation fetched if unseen). */
+async function settle() {
+  let pending;
+  do {
+    pending = forwardDone;
+    await pending;
+  } while (pending !== forwardDone);
+  if (perturbView.dirty) await perturbView.refresh();
 }
 
 async function requestForward(body) {
@@ -335,7 +348,8 @@ async function requestForward(body) {
     renderReadout(answer.data);
     showActualShape(answer.data.config);
     await emit("forward", { data: answer.data, body, state });
-    setStatus(t("status.ready", { torch: torchVersion, ms: Math.round(answer.ms) }), "ready");
+    const ms = Math.round(answer.ms);
+    setStatus(torchVersion ? t("status.ready", { torch: torchVersion, ms }) : t("status.ready_short", { ms }), "ready");
     document.body.dataset.forwardSeq = String(forwardRequester.seq);
   } catch (err) {
     if (mine === forwardSeq) showError(err, sections);
@@ -352,6 +366,7 @@ async function requestPerturb() {
     if (answer.stale) return;
     clearError([section]);
     lastPerturb = answer.data;
+    lastPerturbBody = pBody;
     await renderPerturb(answer.data, { yLabels: tokenLabels(answer.data.tokens) });
     await emit("perturb", { data: answer.data, body: pBody, state });
     document.body.dataset.perturbSeq = String(perturbRequester.seq);
@@ -387,7 +402,9 @@ const app = {
   change,
   requestBody,
   perturbBody,
-  last: () => ({ forward: lastForward, perturb: lastPerturb, forwardBody: lastForwardBody }),
+  last: () => ({ forward: lastForward, perturb: lastPerturb, forwardBody: lastForwardBody,
+    perturbBody: lastPerturbBody }),
+  settle,
   rerender,
 };
 

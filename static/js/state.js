@@ -140,7 +140,8 @@ export const MAX_FRAGMENT_CHARS = 16_000;
 const encoded = new WeakMap(); // value -> its fragment text (a slider step re-encodes nothing)
 
 /**
- * The fragment for a state's own numbers: { text: "#x=...&w=..." or "", tooLarge: [names] }.
+ * The fragment for a state's own numbers: { text, tooLarge }, text e.g. #x=...&w=... (or
+ * empty), tooLarge the names left out.
  * A value whose encoding would pass MAX_FRAGMENT_CHARS is left out and named in tooLarge.
  */
 export function formatFragment(schema, state) {

@@ -1,7 +1,7 @@
 // Rendering of API answers into the page: chart calls plus text readouts.
 import { bars, binnedHistogram, heatmap, histogram, maxAbs } from "./charts.js";
 import { count, magnitude, percent, signed } from "./format.js";
-import { t } from "./i18n.js";
+import { sentences, t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const HAND_SIZE = 8; // at or below this width, heatmaps print their numbers
@@ -23,9 +23,12 @@ export function summaryOf(data, key) {
 function caption(key, data) {
   const summary = summaryOf(data, key);
   const text = shapeText(key, data.shapes[key]);
-  return summary
-    ? `${text} · ${t("display.summary", { kept: summary.kept.length, total: summary.total })}`
-    : text;
+  const parts = [summary ? `${text} · ${t("display.summary", { kept: summary.kept.length, total: summary.total })}` : text];
+  if (key === "hidden" && data.dropped) {
+    const n = data.dropped.reduce((s, row) => s + row.filter(Boolean).length, 0);
+    parts.push(t("flow.dropped_note", { n, p: data.config.dropout }));
+  }
+  return parts.join(" · ");
 }
 
 /** The four (five, gated) heatmaps of the flow, left to right, with their shapes. */
@@ -50,6 +53,8 @@ export function renderFlow(data, { yLabels } = {}) {
       return heatmap($(`plot-${key}`), data[key], {
         ...common, title, xTitle, filename: `ffn-${key}`, showScale: !narrow, showYTitle: i === 0,
         xLabels: summary ? summary.kept.map(String) : undefined,
+        // train mode: the units dropout dropped (after the activation, before W2), marked ×
+        marks: key === "hidden" && data.dropped ? data.dropped : undefined,
       });
     }),
   );
@@ -101,9 +106,9 @@ export function renderPerturb(data, { yLabels } = {}) {
     value: magnitude(data.max_abs_change_other_positions),
   });
   $("perturb-max-other").dataset.value = String(data.max_abs_change_other_positions);
-  $("perturb-changed").textContent =
-    t("perturb.changed", { positions: data.changed_positions.join(", ") || "—" }) +
-    (data.max_abs_change_other_positions === 0 ? ` ${t("perturb.exact")}` : "");
+  $("perturb-changed").textContent = sentences(
+    t("perturb.changed", { positions: data.changed_positions.join(", ") || "—" }),
+    data.max_abs_change_other_positions === 0 ? t("perturb.exact") : "");
   const list = $("delta-norms");
   list.replaceChildren(
     ...norms.map((value, position) => {

@@ -3,7 +3,7 @@
 /* global Plotly */
 import { on } from "../bus.js";
 import { setFontScale } from "../charts.js";
-import { t } from "../i18n.js";
+import { sentences, t } from "../i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const BIG_FONT_SCALE = 1.5;
@@ -24,7 +24,7 @@ function noticeText(invalid, conflicts) {
   const parts = [];
   if (invalid.length) parts.push(t("notice.invalid", { list: join(invalid) }));
   if (conflicts) parts.push(t("notice.conflict", { preset: conflicts.preset, list: join(conflicts.list) }));
-  return parts.join(" ");
+  return sentences(...parts);
 }
 
 /**

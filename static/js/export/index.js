@@ -14,11 +14,28 @@ import { runCsv, runJson } from "./tables.js";
 const $ = (id) => document.getElementById(id);
 const IMAGE_SCALE = 2;
 
-/** "ffn-lab_16x64_relu_T6": the configuration in a file name. */
-export function baseName(state, body) {
-  const tokens = body.tokens ? body.tokens.length : body.num_tokens;
-  const mode = body.mode === "train" ? "_train" : "";
-  return `ffn-lab_${body.d_model}x${body.d_ff}_${body.activation}_T${tokens}${mode}`;
+/**
+ * "ffn-lab_16x64_relu_T6": the configuration that ran, in a file name. `config` is the
+ * answer's (so typed text names the pretrained layer: "ffn-lab_minilm-l6-L0_384x1536_gelu_T8").
+ */
+export function baseName(config) {
+  const model = config.model ? `${config.model}-L${config.layer}_` : "";
+  const mode = config.mode === "train" ? "_train" : "";
+  return `ffn-lab_${model}${config.d_model}x${config.d_ff}_${config.activation}_T${config.num_tokens}${mode}`;
+}
+
+/** The page state as it ran: the shape fields from the answer's config (typed text: 384...). */
+function ranState(state, config) {
+  return {
+    ...state, d_model: config.d_model, d_ff: config.d_ff, activation: config.activation,
+    bias: config.bias, tokens: config.num_tokens,
+  };
+}
+
+/** The last answers, once they are for the current state (a pending request is waited for). */
+async function current(app) {
+  await app.settle();
+  return app.last();
 }
 
 function plotTitle(el) {
@@ -40,7 +57,8 @@ function addPlotTools(app) {
       button.textContent = t(`export.${format}`);
       button.addEventListener("click", () => {
         if (!el.layout) return;
-        const name = `${baseName(app.state, app.requestBody())}_${el.id.replace(/^plot-/, "")}`;
+        const config = app.last().forward?.config;
+        const name = `${config ? baseName(config) : "ffn-lab"}_${el.id.replace(/^plot-/, "")}`;
         Plotly.downloadImage(el, { format, filename: name, scale: format === "png" ? IMAGE_SCALE : 1 });
       });
       bar.append(button);
@@ -80,7 +98,8 @@ async function snapshot(app) {
       body: JSON.stringify(body),
     });
     if (!response.ok) throw new ApiError(response.status, await response.json());
-    downloadBlob(await response.blob(), `${baseName(app.state, body)}_snapshot.html`);
+    const { forward } = await current(app);
+    downloadBlob(await response.blob(), `${baseName(forward.config)}_snapshot.html`);
   } catch (err) {
     const status = $("status");
     status.textContent = describeError(err);
@@ -94,25 +113,39 @@ async function snapshot(app) {
 export function initExport(app) {
   addPlotTools(app);
   const close = () => { $("export-menu").open = false; };
-  $("export-json").addEventListener("click", () => {
-    const body = app.requestBody();
-    const text = runJson(app, body, stateUrl(app.schema, app.state));
-    downloadText(text, `${baseName(app.state, body)}.json`, "application/json");
+  $("export-json").addEventListener("click", async () => {
     close();
+    const last = await current(app);
+    const state = ranState(app.state, last.forward.config);
+    const text = runJson({ state, last: () => last }, last.forwardBody, stateUrl(app.schema, app.state));
+    downloadText(text, `${baseName(last.forward.config)}.json`, "application/json");
   });
-  $("export-csv").addEventListener("click", () => {
-    const body = app.requestBody();
-    downloadText(runCsv(app.last()), `${baseName(app.state, body)}.csv`, "text/csv");
+  $("export-csv").addEventListener("click", async () => {
     close();
+    const last = await current(app);
+    downloadText(runCsv(last), `${baseName(last.forward.config)}.csv`, "text/csv");
   });
+  // The pretrained layer's weights come from its package, not from a seed: no program for it.
+  const code = $("export-code");
+  const codeNote = $("export-code-note");
+  const pretrained = (state) => state.source === "text";
+  const showCodeState = ({ state }) => {
+    code.disabled = pretrained(state);
+    codeNote.hidden = !code.disabled;
+    codeNote.textContent = code.disabled ? t("export.code_pretrained") : "";
+    code.title = code.disabled ? t("export.code_pretrained") : "";
+  };
+  on("state", showCodeState);
+  on("language", () => showCodeState({ state: app.state }));
   $("export-code").addEventListener("click", () => {
+    if (pretrained(app.state)) return;
     const body = app.requestBody();
     const activation = app.boot.activations.find((a) => a.name === body.activation);
     const code = pytorchSnippet(body, activation, stateUrl(app.schema, app.state));
     close();
     showText({
       title: t("export.code_title"), text: code, hint: t("export.code_hint"),
-      download: { name: `${baseName(app.state, body).replaceAll("-", "_")}.py`, type: "text/x-python" },
+      download: { name: `${baseName(app.last().forward?.config ?? { ...body, num_tokens: body.tokens ? body.tokens.length : body.num_tokens }).replaceAll("-", "_")}.py`, type: "text/x-python" },
     });
   });
   $("export-snapshot").addEventListener("click", () => { close(); snapshot(app); });

@@ -71,14 +71,26 @@ export function initLesson(app) {
       shownStep = state.step;
       clearHighlights();
       const targets = targetsOf(step);
+      shownTargets = targets;
       for (const el of targets) el.classList.add(HIGHLIGHT);
+      pinned = true;
       showTarget();
     }
   }
 
+  // Views above the target may grow or shrink when their answers arrive (and the plots
+  // re-lay out for larger text): keep the target in place until the user scrolls.
+  let pinned = false;
+  let shownTargets = [];
+  const unpin = () => { pinned = false; };
+  for (const type of ["wheel", "touchmove", "mousedown"]) window.addEventListener(type, unpin, { passive: true });
+  if (typeof ResizeObserver === "function") {
+    new ResizeObserver(() => { if (pinned && app.state.lesson) showTarget(); }).observe(document.querySelector("main") ?? document.body);
+  }
+
   /** The card covers the bottom of the screen: bring what to look at to the top, above it. */
   function showTarget() {
-    const el = [...document.querySelectorAll(`.${HIGHLIGHT}`)].find((e) => e.offsetParent !== null);
+    const el = shownTargets.find((e) => e.offsetParent !== null); // the step's first target
     if (!el) return;
     el.scrollIntoView({ block: "start" });
     const cardTop = card.hidden ? window.innerHeight : card.getBoundingClientRect().top;
@@ -89,6 +101,7 @@ export function initLesson(app) {
 
   /** Larger text re-lays out every plot; the highlighted view stays in view above the card. */
   async function toggleBig() {
+    pinned = true;
     await app.change({ big: !app.state.big });
     await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
     showTarget();

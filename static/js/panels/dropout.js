@@ -12,7 +12,7 @@ const TRAIN_ONLY = ["dropout-fraction", "dropout-scaling", "dropout-seed-diff"];
 // in eval mode it lists only what eval mode has (the identity), no training figures.
 async function render(data, state) {
   const section = $("dropout");
-  const train = data.config.mode === "train";
+  const train = state.mode === "train"; // the answer holds both; the sidebar picks
   section.dataset.mode = train ? "train" : "eval";
   const T = data.config.num_tokens;
   for (const id of TRAIN_ONLY) $(id).hidden = !train;
