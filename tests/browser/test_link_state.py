@@ -167,6 +167,7 @@ def test_dropout_panel_follows_the_mode_and_the_flow_marks_dropped_units(page, s
     # Eval in the sidebar: no marks in the flow, no training figures in the panel.
     page.locator("#mode").select_option("eval")
     settled(page)
+    page.evaluate("() => window.scrollTo(0, 0)")  # the flow is drawn when in view
     page.wait_for_function("() => document.getElementById('plot-hidden').data.length === 1")
     show(page, "#dropout")
     assert page.locator("#dropout").get_attribute("data-mode") == "eval"

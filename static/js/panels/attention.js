@@ -2,7 +2,7 @@
 import { bars, heatmap } from "../charts.js";
 import { count, magnitude } from "../format.js";
 import { emit } from "../bus.js";
-import { t } from "../i18n.js";
+import { separator, t } from "../i18n.js";
 import { panel, positions, readout } from "./teaching-common.js";
 
 const $ = (id) => document.getElementById(id);
@@ -39,7 +39,9 @@ async function render(data) {
   const T = data.config.num_tokens;
   const a = data.attention;
   const f = data.ffn;
-  readout($("attention-moved"), t("attention.moved", { n: count(a.moved_count), T: count(T) }), a.moved_count);
+  const moved = t("attention.moved", { n: count(a.moved_count), T: count(T) });
+  readout($("attention-moved"), moved, a.moved_count);
+  $("attention-moved-sep").textContent = separator(moved); // none after "；"
   readout($("ffn-moved"), t("attention.ffn_moved", { n: count(f.moved_count), T: count(T) }), f.moved_count);
   $("attention-weights-note").textContent = t("attention.weights_note", {
     heads: count(data.num_heads),
