@@ -1,4 +1,4 @@
-// ReLU, GELU, SiLU, SwiGLU, GeGLU side by side: same input, same W1.
+// ReLU, GELU, SiLU, SwiGLU, GeGLU, GeGLU (tanh) side by side: same input, same W1.
 import { bars, lines, SERIES } from "../charts.js";
 import { count, magnitude, percent } from "../format.js";
 import { t } from "../i18n.js";
