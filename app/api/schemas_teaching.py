@@ -263,5 +263,10 @@ class MisconceptionsResponse(BaseModel):
     layers: list[dict[str, Any]]
     additivity_gap: float
     no_activation_gap: float
+    no_activation_bilinear_gap: float | None = Field(
+        None,
+        description="gated only: max |g(a+b) - g(a) - g(b) + g(0)| of the gated FFN without "
+        "its activation, g(x) = ((x W_gate + b_gate) * (x W1 + b1)) W2 + b2 (bilinear, not 0)",
+    )
     mixing: dict[str, Any]
     shared_weights: dict[str, Any]

@@ -145,3 +145,13 @@ def test_misconceptions(client: TestClient, activation: str) -> None:
         + _ref(activation, zero)["output"]
     ).max()
     assert d["additivity_gap"] == pytest.approx(gap, abs=1e-5)
+    if activation == "relu":
+        assert d["no_activation_bilinear_gap"] is None
+    else:  # without SiLU the gated FFN is bilinear in x: additivity fails by the cross terms
+
+        def g(x: np.ndarray) -> np.ndarray:
+            return ((x @ W["w_gate"]) * (x @ W["w1"])) @ W["w2"]
+
+        bilinear = np.abs(g(TOKENS + flipped) - g(TOKENS) - g(flipped) + g(zero)).max()
+        assert bilinear > 0.1
+        assert d["no_activation_bilinear_gap"] == pytest.approx(bilinear, rel=1e-4)
