@@ -131,6 +131,7 @@ def forward(
         ],
         settings,
         req.display,
+        display_starts(req),
     )
     counts = histogram(trace.pre_activation, settings.histogram_bins)
     return {
@@ -153,6 +154,11 @@ def forward(
         "reduction": reduction,
         "pre_activation_histogram": {"edges": counts.edges, "counts": counts.counts},
     }
+
+
+def display_starts(req: ForwardRequest) -> dict[str, int]:
+    """Where the display windows start, by lead tensor: d_ff units and d_model features."""
+    return {"hidden": req.unit_start, "output": req.feature_start}
 
 
 def shallow_dict(obj: Any) -> dict[str, Any]:
@@ -208,6 +214,7 @@ def perturb(req: PerturbRequest, cache: WeightCache, settings: Settings) -> dict
         ],
         settings,
         req.display,
+        {"output_delta": req.feature_start},
     )
     return {
         "config": config_out(req, model.config),
