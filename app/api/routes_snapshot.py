@@ -16,8 +16,9 @@ router = APIRouter(prefix="/api", tags=["export"])
 
 
 def run_name(config: dict[str, Any]) -> str:
-    """ "ffn-lab_16x64_relu_T6" (with "_minilm-l6-layer2" for the pretrained layer and
-    "_train" in train mode): the configuration that ran, as the page names its exports."""
+    """The configuration that ran, as the page names its exports: e.g.
+    "ffn-lab_16x64_relu_T6", with "_minilm-l6-layer2" for the pretrained layer and "_train"
+    in train mode."""
     model = f"_{config['model']}-layer{config['layer']}" if config.get("model") else ""
     mode = "_train" if config["mode"] == "train" else ""
     return (
