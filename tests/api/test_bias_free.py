@@ -155,3 +155,15 @@ def test_misconceptions(client: TestClient, activation: str) -> None:
         bilinear = np.abs(g(TOKENS + flipped) - g(TOKENS) - g(flipped) + g(zero)).max()
         assert bilinear > 0.1
         assert d["no_activation_bilinear_gap"] == pytest.approx(bilinear, rel=1e-4)
+
+
+def test_variants_on_bias_free_plain_weights(client: TestClient) -> None:
+    """The variants share the submitted W1 (the gated ones add a seeded bias-free W_gate)."""
+    d = _post(client, "/api/variants", _body("relu"))
+    by_name = {v["name"]: v for v in d["variants"]}
+    assert len(by_name) == 6 and d["shared_w1_max_abs_diff"] == 0.0
+    for name in ("relu", "gelu"):
+        hidden = _ref(name)["hidden"]
+        assert by_name[name]["fractions"]["negative"] == pytest.approx((hidden < 0).mean())
+        assert by_name[name]["fractions"]["exact_zero"] == pytest.approx((hidden == 0).mean())
+    assert by_name["swiglu"]["params"]["total"] == 3 * D_MODEL * D_FF  # no biases anywhere
