@@ -19,8 +19,8 @@ import math
 
 import torch
 
-from app.api.runner import input_tokens
-from app.api.schemas import ForwardRequest
+from app.api.schemas.ffn import ForwardRequest
+from app.lab.ffn import input_tokens
 from app.model.activations import get_activation
 from app.model.ffn import FFNWeights, _linear_init
 

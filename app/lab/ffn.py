@@ -13,11 +13,9 @@ import torch
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
 from app.analysis.display import histogram
-from app.api.compute import checkpoint
-from app.api.display import Group, summarise
-from app.api.schemas import ForwardRequest, PerturbRequest
+from app.api.schemas.ffn import ForwardRequest, PerturbRequest
 from app.config import Settings
-from app.model.cache import WeightCache
+from app.lab.display import Group, summarise
 from app.model.ffn import (
     FFNConfig,
     FFNTrace,
@@ -26,6 +24,8 @@ from app.model.ffn import (
     expected_shapes,
 )
 from app.model.seeding import generator as stream_generator
+from app.services.compute import checkpoint
+from app.services.weight_cache import WeightCache
 
 
 def build_model(req: ForwardRequest, cache: WeightCache) -> PositionwiseFeedForward:

@@ -1,4 +1,4 @@
-"""Pydantic v2 request models of the JSON API (responses: `app.api.responses`).
+"""Pydantic v2 request models of the JSON API (responses: `app.api.schemas.responses`).
 
 Orientation is the paper's: `w1 [d_model, d_ff]`, `w2 [d_ff, d_model]`,
 `w_gate [d_model, d_ff]`, so `hidden = act(x @ w1 + b1)` (Vaswani et al. 2017, eq. 2).
@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from app.api.values import as_float_array, check_text
+from app.api.schemas.values import as_float_array, check_text
 from app.config import get_settings
 from app.model.activations import ACTIVATIONS, get_activation
 from app.model.ffn import FFNConfig, expected_shapes
