@@ -100,13 +100,14 @@ def recipe(
             f"{cls.__name__}() takes no parameter {unknown[0]!r}; "
             f"it takes: {', '.join(named) or 'nothing'}"
         )
-    built = dict(kwargs)
     d_model_param = _first(named, D_MODEL_NAMES)
     d_ff_param = _first(named, D_FF_NAMES, exclude=d_model_param)
-    if d_model_param is not None and d_model_param not in built:
+    built: dict[str, Any] = {}
+    if d_model_param is not None:
         built[d_model_param] = d_model
-    if d_ff_param is not None and d_ff_param not in built:
+    if d_ff_param is not None:
         built[d_ff_param] = d_ff
+    built.update(kwargs)  # kwargs win
     missing = [
         n for n, p in named.items() if p.default is inspect.Parameter.empty and n not in built
     ]

@@ -95,3 +95,38 @@ class LayerNormOverTokens(_Base):
     def forward(self, x):
         y = self.ffn(x)
         return F.layer_norm(y.transpose(1, 2), (y.shape[1],)).transpose(1, 2)
+
+
+class AssertThenValueError(_Base):
+    """Turns an assert into a ValueError: right under python, wrong under python -O."""
+
+    def __init__(self, d_model, d_ff, dropout=0.1, activation="relu"):
+        super().__init__(d_model, d_ff, dropout)
+        try:
+            assert activation in ACTIVATIONS
+        except AssertionError:
+            raise ValueError(f"unknown activation {activation!r}") from None
+        self.act = ACTIVATIONS[activation]()  # KeyError under python -O
+
+    def forward(self, x):
+        return self.w_2(self.dropout(self.act(self.w_1(x))))
+
+
+class DropoutNeverApplied(_Base):
+    """Builds nn.Dropout but never calls it: no regularisation in training."""
+
+    def forward(self, x):
+        return self.w_2(F.relu(self.w_1(x)))
+
+
+class IgnoresDFF(nn.Module):
+    """Hard-codes the hidden width as 4 d_model instead of taking d_ff."""
+
+    def __init__(self, d_model, d_ff, dropout=0.1):
+        super().__init__()
+        self.w_1 = nn.Linear(d_model, 4 * d_model)
+        self.w_2 = nn.Linear(4 * d_model, d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x):
+        return self.w_2(self.dropout(F.relu(self.w_1(x))))
