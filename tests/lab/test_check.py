@@ -191,3 +191,11 @@ def test_bad_calls_get_clear_errors() -> None:
         lab.check(student("project", "ProjectFFN"), d_model=16, d_ff=0)
     with pytest.raises(lab.CannotCheck, match=r"not a torch\.nn\.Module class"):
         lab.check(int)  # type: ignore[arg-type]
+
+
+def test_softmax_mixing_fails_position_wise_at_the_default_sizes() -> None:
+    """At d_model=512 large random tokens make softmax(x x^T) one-hot; the small-scale
+    inputs still show the mixing."""
+    report = lab.check(student("broken", "SoftmaxMixing"))
+    assert set(report.failed) == {"position_wise", "no_token_mixing"}, str(report)
+    assert "1/sqrt(d_model)" in report["position_wise"].detail

@@ -144,49 +144,70 @@ class Checks:
 
     # -- position_wise ----------------------------------------------------------------
     def position_wise(self) -> tuple[bool, str]:
-        """Perturbing token i changes output row i only; one token, one output everywhere."""
+        """Perturbing token i changes output row i only; one token, one output everywhere.
+
+        Run at two input scales (entries of standard deviation 1 and 1/sqrt(d_model)):
+        dot products between large random tokens make softmax(x x^T) one-hot, which
+        hides the mixing; at the small scale it shows. Dropout is the identity here
+        (eval_deterministic judges it).
+        """
         d = self.setup.d_model
         t = self.setup.lengths[0]
         self.module.eval()
+        worst_other = worst_spread = 0.0
         with watching(self.module, drop_dropout=True):
-            x = _inputs(self.module, (2, t, d), seed=20)
-            y = _forward(self.module, x)
-            if y.shape[:2] != x.shape[:2]:
-                raise _Failed(f"output {_fmt(y.shape)} has no row per token of {_fmt(x.shape)}")
-            tol = 1e-5 * max(1.0, float(y.abs().max()))
-            nudge = _inputs(self.module, (t, d), seed=21)
-            worst_other = 0.0
-            for i in range(t):
-                x2 = x.clone()
-                x2[0, i] += nudge[i]
-                change = (_forward(self.module, x2) - y).abs().flatten(2).amax(dim=-1)  # [B, T]
-                own = float(change[0, i])
-                change[0, i] = 0.0
-                other = float(change.max())
-                worst_other = max(worst_other, other)
-                if other > tol:
-                    b, j = divmod(int(change.argmax()), t)
-                    where = f"row {j}" if b == 0 else f"row {j} of another sequence in the batch"
-                    return False, (
-                        f"perturbing token {i} also changed output {where} (by {_num(other)}): "
-                        "the output at one position depends on other tokens"
-                    )
-                if own <= tol:
-                    return False, f"perturbing token {i} did not change output row {i}"
-            token = _inputs(self.module, (d,), seed=22)
-            same = _forward(self.module, token.expand(2, t, d).clone())
-            spread = (same - same[:, :1]).abs().flatten(2).amax(dim=-1)  # [B, T]
-            if float(spread.max()) > tol:
-                j = int(spread[0].argmax())
-                return False, (
-                    f"the same token gave different outputs at positions 0 and {j} "
-                    f"(by {_num(float(spread.max()))}): the weights differ between positions"
-                )
+            for k, scale in enumerate((1.0, d**-0.5)):
+                verdict = self._position_wise_at(scale, seed=20 + 3 * k)
+                if isinstance(verdict, str):
+                    at = "" if scale == 1.0 else f" (at input scale 1/sqrt(d_model) = {scale:.3g})"
+                    return False, verdict + at
+                worst_other = max(worst_other, verdict[0])
+                worst_spread = max(worst_spread, verdict[1])
         return True, (
             f"perturbing each of {t} tokens changed only its own row (others by "
             f"{_num(worst_other)}); one token gave one output at all {t} positions "
-            f"(spread {_num(float(spread.max()))})"
+            f"(spread {_num(worst_spread)}); at input scales 1 and 1/sqrt(d_model)"
         )
+
+    def _position_wise_at(self, scale: float, seed: int) -> tuple[float, float] | str:
+        """(largest change of another row, largest spread of one token's outputs), or a
+        student-readable failure."""
+        d = self.setup.d_model
+        t = self.setup.lengths[0]
+        x = _inputs(self.module, (2, t, d), seed=seed) * scale
+        y = _forward(self.module, x)
+        if y.shape[:2] != x.shape[:2]:
+            raise _Failed(f"output {_fmt(y.shape)} has no row per token of {_fmt(x.shape)}")
+        tol = 1e-5 * max(1.0, float(y.abs().max()))
+        nudge = _inputs(self.module, (t, d), seed=seed + 1) * scale
+        worst_other = 0.0
+        for i in range(t):
+            x2 = x.clone()
+            x2[0, i] += nudge[i]
+            change = (_forward(self.module, x2) - y).abs().flatten(2).amax(dim=-1)  # [B, T]
+            own = float(change[0, i])
+            change[0, i] = 0.0
+            other = float(change.max())
+            worst_other = max(worst_other, other)
+            if other > tol:
+                b, j = divmod(int(change.argmax()), t)
+                where = f"row {j}" if b == 0 else f"row {j} of another sequence in the batch"
+                return (
+                    f"perturbing token {i} also changed output {where} (by {_num(other)}): "
+                    "the output at one position depends on other tokens"
+                )
+            if own <= tol:
+                return f"perturbing token {i} did not change output row {i}"
+        token = _inputs(self.module, (d,), seed=seed + 2) * scale
+        same = _forward(self.module, token.expand(2, t, d).clone())
+        spread = (same - same[:, :1]).abs().flatten(2).amax(dim=-1)  # [B, T]
+        if float(spread.max()) > tol:
+            j = int(spread[0].argmax())
+            return (
+                f"the same token gave different outputs at positions 0 and {j} "
+                f"(by {_num(float(spread.max()))}): the weights differ between positions"
+            )
+        return worst_other, float(spread.max())
 
     # -- no_token_mixing --------------------------------------------------------------
     def no_token_mixing(self) -> tuple[bool, str]:
