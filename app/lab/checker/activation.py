@@ -20,6 +20,7 @@ import torch
 
 from app.lab.checker.build import Recipe
 from app.lab.checker.report import CheckResult
+from app.lab.checker.trace import torch_float
 
 BAD_NAME = "not_an_activation"
 NAME = "raises_on_bad_activation"
@@ -53,7 +54,7 @@ def outcome(recipe: Recipe, d_model: int) -> dict[str, str]:
         return _describe(exc, "constructor")
     try:
         with torch.no_grad():
-            module(torch.zeros(1, 2, d_model))
+            module(torch.zeros(1, 2, d_model, dtype=torch_float(module)))
     except Exception as exc:
         return _describe(exc, "forward")
     return {"error": "", "message": "", "when": ""}
