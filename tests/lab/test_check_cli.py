@@ -33,19 +33,22 @@ def run_cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, s
     return (code if isinstance(code, int) else 1), out, err
 
 
-def test_a_correct_ffn_exits_0_with_one_table_line_per_check() -> None:
-    """The real console entry: `python -m app.cli check ...` in a fresh process."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    target = f"{STUDENTS / 'course.py'}:PositionWiseFeedForwardNetwork"
-    done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "check", target, *SMALL, "--kwargs", '{"dropout": 0.2}'],
+def run_console(args: list[str]) -> subprocess.CompletedProcess[str]:
+    """`python -m app.cli <args>` in a fresh process (the console script's entry)."""
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
         cwd=ROOT,
         timeout=280,
         check=False,
     )
+
+
+def test_a_correct_ffn_exits_0_with_one_table_line_per_check() -> None:
+    target = f"{STUDENTS / 'course.py'}:PositionWiseFeedForwardNetwork"
+    done = run_console(["check", target, *SMALL, "--kwargs", '{"dropout": 0.2}'])
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == (
@@ -56,19 +59,28 @@ def test_a_correct_ffn_exits_0_with_one_table_line_per_check() -> None:
     assert lines[-1] == "7 of 7 checks pass"
 
 
-def test_json_for_autograders_and_exit_1_on_a_failing_check(
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    target = f"{STUDENTS / 'broken.py'}:SoftmaxMixing"
-    code, out, _ = run_cli(["check", target, *SMALL, "--json"], capsys)
-    assert code == 1
-    data: dict[str, Any] = json.loads(out)
+def test_json_for_autograders_and_exit_1_on_a_failing_check() -> None:
+    done = run_console(["check", f"{STUDENTS / 'broken.py'}:SoftmaxMixing", *SMALL, "--json"])
+    assert done.returncode == 1, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
     assert data["passed"] is False
     assert [c["name"] for c in data["checks"]] == list(CHECK_NAMES)
     verdicts = {c["name"]: c["passed"] for c in data["checks"]}
     assert {n for n, ok in verdicts.items() if not ok} == {"position_wise", "no_token_mixing"}
     assert all(isinstance(c["detail"], str) and c["detail"] for c in data["checks"])
     assert "error" not in data
+
+
+def test_the_students_file_runs_in_another_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen = tmp_path / "pid.txt"
+    source = (STUDENTS / "course.py").read_text()
+    path = tmp_path / "ffn.py"
+    path.write_text(f"import os\nopen({str(seen)!r}, 'w').write(str(os.getpid()))\n{source}")
+    code, _, _ = run_cli(["check", f"{path}:PositionwiseFeedForward", *SMALL], capsys)
+    assert code == 0
+    assert int(seen.read_text()) != os.getpid()
 
 
 def test_a_failing_check_prints_FAIL_in_the_table(capsys: pytest.CaptureFixture[str]) -> None:
@@ -116,14 +128,12 @@ def test_exit_2_names_why_it_cannot_run(
     assert data["passed"] is False and data["checks"] == [] and words in data["error"]
 
 
-def test_an_endless_loop_is_stopped_by_the_time_limit(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_endless_loop_is_stopped_by_the_time_limit(tmp_path: Path) -> None:
     path = tmp_path / "endless.py"
     path.write_text("while True:\n    pass\n")
-    code, out, _ = run_cli(["check", f"{path}:FFN", "--timeout", "5", "--json"], capsys)
-    assert code == 2
-    error = json.loads(out)["error"]
+    done = run_console(["check", f"{path}:FFN", "--timeout", "5", "--json"])
+    assert done.returncode == 2, done.stderr
+    error = json.loads(done.stdout)["error"]
     assert error.startswith("timed out: endless.py did not finish within 5 s"), error
 
 
