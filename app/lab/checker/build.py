@@ -103,6 +103,8 @@ def recipe(
     d_model_param = _first(named, D_MODEL_NAMES)
     d_ff_param = _first(named, D_FF_NAMES, exclude=d_model_param)
     built: dict[str, Any] = {}
+    if d_model_param is None and d_ff_param is None and takes_any:
+        d_model_param, d_ff_param = "d_model", "d_ff"  # a **kwargs constructor
     if d_model_param is not None:
         built[d_model_param] = d_model
     if d_ff_param is not None:
