@@ -132,8 +132,29 @@ def _attention(h: torch.Tensor) -> torch.Tensor:
     return nn.functional.scaled_dot_product_attention(h, h, h)
 
 
+_MHA = nn.MultiheadAttention(16, num_heads=2, batch_first=True)
+_CONV = nn.Conv1d(16, 16, kernel_size=3, padding=1)  # over T, as in a [B, d, T] layout
+
+
+def _attention_module(h: torch.Tensor) -> torch.Tensor:
+    return _MHA(h, h, h, need_weights=False)[0]
+
+
+def _conv_over_tokens(h: torch.Tensor) -> torch.Tensor:
+    return _CONV(h.transpose(1, 2)).transpose(1, 2)
+
+
 @pytest.mark.parametrize(
-    "mix", [_normalize_default_dim, _einsum_scores, _token_mixing_mlp, _cumsum, _attention]
+    "mix",
+    [
+        _normalize_default_dim,
+        _einsum_scores,
+        _token_mixing_mlp,
+        _cumsum,
+        _attention,
+        _attention_module,
+        _conv_over_tokens,
+    ],
 )
 def test_no_token_mixing_sees_functional_ops(mix: object) -> None:
     module = _Probe(16, 64)

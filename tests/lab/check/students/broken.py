@@ -1,4 +1,4 @@
-"""Broken FFNs, one fault each (fixtures for tests/lab/test_check.py, imported by path).
+"""Broken FFNs, one fault each (fixtures for tests/lab/check/test_check.py, imported by path).
 
 Each class is the course's FFN (w_1, ReLU, dropout, w_2) with one change.
 """

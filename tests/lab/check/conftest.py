@@ -1,4 +1,4 @@
-"""Fixtures: the student files under tests/lab/students/, loaded the way the checker does."""
+"""Fixtures: the student files under tests/lab/check/students/, loaded the way the checker does."""
 
 from __future__ import annotations
 
@@ -12,5 +12,5 @@ STUDENTS = Path(__file__).parent / "students"
 
 
 def student(file: str, name: str) -> type[nn.Module]:
-    """Class `name` from tests/lab/students/`file`.py (imported by path, like the worker)."""
+    """Class `name` from tests/lab/check/students/`file`.py (imported by path, like the worker)."""
     return load_class(STUDENTS / f"{file}.py", name)

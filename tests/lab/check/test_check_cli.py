@@ -20,7 +20,7 @@ from app.lab.checker import CHECK_NAMES
 
 from .conftest import STUDENTS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SMALL = ["--d-model", "16", "--d-ff", "64"]
 
 
