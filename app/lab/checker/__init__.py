@@ -2,6 +2,7 @@
 
 Modules: `build` (load a file, match the constructor), `trace` (forward hooks and a
 TorchFunctionMode that see every intermediate tensor), `checks` (six checks on a module),
+`parameters` (the parameter formula),
 `activation` (raises_on_bad_activation, with a `python -O` subprocess), `report` (the
 table / JSON), `runner` + `worker` (the CLI's subprocess with a time limit), `cli`.
 """
