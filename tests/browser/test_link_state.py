@@ -1,6 +1,6 @@
 """A link reproduces the view, all of it (issue 10 item 11); the dropout panel follows the
-sidebar's Mode and the flow marks the dropped units (item 12); export in every input mode
-(item 15). In Debian's Chromium, reading the page."""
+sidebar's Mode and the flow marks the dropped units (item 12). In Debian's Chromium, reading
+the page. (Export in typed-text mode, item 15: tests/browser/test_export.py.)"""
 
 from __future__ import annotations
 
@@ -180,38 +180,3 @@ def _export(page, button: str):  # type: ignore[no-untyped-def]
     with page.expect_download() as info:
         page.locator(f"#{button}").click()
     return info.value
-
-
-def test_export_in_typed_text_mode(page, server_url, tmp_path):  # type: ignore[no-untyped-def]
-    models = httpx.get(f"{server_url}/api/models").json()
-    if not models[0]["available"]:
-        pytest.skip("the pretrained model package is not installed")
-    page.goto(f"{server_url}/?source=text&text=The+cat+sat.")
-    wait_rendered(page, timeout=120_000)
-    download = _export(page, "export-json")
-    run_path = tmp_path / "run.json"
-    download.save_as(run_path)
-    run = json.loads(run_path.read_text())
-    config = run["forward"]["config"]
-    name = (
-        f"ffn-lab_{config['model']}-L{config['layer']}_{config['d_model']}x{config['d_ff']}"
-        f"_{config['activation']}_T{config['num_tokens']}.json"
-    )
-    assert download.suggested_filename == name
-    assert "undefined" not in download.suggested_filename
-    state = run["state"]
-    assert (state["d_model"], state["d_ff"], state["tokens"]) == (
-        config["d_model"],
-        config["d_ff"],
-        config["num_tokens"],
-    )
-    assert state["activation"] == config["activation"] and state["source"] == "text"
-    assert run["request"]["text"] == "The cat sat."
-    download = _export(page, "export-csv")
-    assert download.suggested_filename == name.replace(".json", ".csv")
-    # The PyTorch program cannot rebuild the pretrained layer: disabled, and it says why.
-    page.locator("#export-menu summary").click()
-    assert page.locator("#export-code").is_disabled()
-    assert page.locator("#export-code-note").is_visible()
-    assert "pretrained" in page.locator("#export-code-note").inner_text()
-    assert page.recorder.errors == []

@@ -15,21 +15,30 @@ const $ = (id) => document.getElementById(id);
 const IMAGE_SCALE = 2;
 
 /**
- * "ffn-lab_16x64_relu_T6": the configuration that ran, in a file name. `config` is the
- * answer's (so typed text names the pretrained layer: "ffn-lab_minilm-l6-L0_384x1536_gelu_T8").
+ * "ffn-lab_16x64_relu_T6": the configuration in a file name, from the `config` block of the
+ * answer that is on screen (what really ran: e.g. the pretrained layer's 384x1536 GELU, and
+ * "minilm-l6-layer2" in front), else from the request body.
  */
-export function baseName(config) {
-  const model = config.model ? `${config.model}-L${config.layer}_` : "";
-  const mode = config.mode === "train" ? "_train" : "";
-  return `ffn-lab_${model}${config.d_model}x${config.d_ff}_${config.activation}_T${config.num_tokens}${mode}`;
+export function baseName(state, body, config = null) {
+  const c = config ?? {
+    ...body, num_tokens: body.tokens ? body.tokens.length : body.num_tokens,
+  };
+  const model = c.model ? `_${c.model}-layer${c.layer}` : "";
+  const mode = c.mode === "train" ? "_train" : "";
+  return `ffn-lab${model}_${c.d_model}x${c.d_ff}_${c.activation}_T${c.num_tokens}${mode}`;
 }
 
-/** The page state as it ran: the shape fields from the answer's config (typed text: 384...). */
-function ranState(state, config) {
-  return {
-    ...state, d_model: config.d_model, d_ff: config.d_ff, activation: config.activation,
-    bias: config.bias, tokens: config.num_tokens,
-  };
+/** The file name base of the run on screen (the last forward answer, else the request). */
+function runName(app) {
+  return baseName(app.state, app.requestBody(), app.last().forward?.config ?? null);
+}
+
+/** The pretrained layer's weights live in a package: the program cannot rebuild them. */
+function codeAvailable(app) {
+  const pretrained = app.last().forward?.config?.weights_source === "pretrained";
+  $("export-code").disabled = pretrained;
+  $("export-code-note").hidden = !pretrained;
+  return !pretrained;
 }
 
 /** The last answers, once they are for the current state (a pending request is waited for). */
@@ -57,8 +66,7 @@ function addPlotTools(app) {
       button.textContent = t(`export.${format}`);
       button.addEventListener("click", () => {
         if (!el.layout) return;
-        const config = app.last().forward?.config;
-        const name = `${config ? baseName(config) : "ffn-lab"}_${el.id.replace(/^plot-/, "")}`;
+        const name = `${runName(app)}_${el.id.replace(/^plot-/, "")}`;
         Plotly.downloadImage(el, { format, filename: name, scale: format === "png" ? IMAGE_SCALE : 1 });
       });
       bar.append(button);
@@ -98,8 +106,8 @@ async function snapshot(app) {
       body: JSON.stringify(body),
     });
     if (!response.ok) throw new ApiError(response.status, await response.json());
-    const { forward } = await current(app);
-    downloadBlob(await response.blob(), `${baseName(forward.config)}_snapshot.html`);
+    const name = (response.headers.get("content-disposition") ?? "").match(/filename="?([^";]+)"?/);
+    downloadBlob(await response.blob(), name ? name[1] : `${baseName(app.state, body)}_snapshot.html`);
   } catch (err) {
     const status = $("status");
     status.textContent = describeError(err);
@@ -113,39 +121,29 @@ async function snapshot(app) {
 export function initExport(app) {
   addPlotTools(app);
   const close = () => { $("export-menu").open = false; };
+  on("forward", () => codeAvailable(app));
   $("export-json").addEventListener("click", async () => {
     close();
+    // Wait for the answers of the current state (a view out of sight is fetched now).
     const last = await current(app);
-    const state = ranState(app.state, last.forward.config);
-    const text = runJson({ state, last: () => last }, last.forwardBody, stateUrl(app.schema, app.state));
-    downloadText(text, `${baseName(last.forward.config)}.json`, "application/json");
+    const text = runJson({ state: app.state, last: () => last }, last.forwardBody ?? app.requestBody(),
+      stateUrl(app.schema, app.state));
+    downloadText(text, `${runName(app)}.json`, "application/json");
   });
   $("export-csv").addEventListener("click", async () => {
     close();
     const last = await current(app);
-    downloadText(runCsv(last), `${baseName(last.forward.config)}.csv`, "text/csv");
+    downloadText(runCsv(last), `${runName(app)}.csv`, "text/csv");
   });
-  // The pretrained layer's weights come from its package, not from a seed: no program for it.
-  const code = $("export-code");
-  const codeNote = $("export-code-note");
-  const pretrained = (state) => state.source === "text";
-  const showCodeState = ({ state }) => {
-    code.disabled = pretrained(state);
-    codeNote.hidden = !code.disabled;
-    codeNote.textContent = code.disabled ? t("export.code_pretrained") : "";
-    code.title = code.disabled ? t("export.code_pretrained") : "";
-  };
-  on("state", showCodeState);
-  on("language", () => showCodeState({ state: app.state }));
   $("export-code").addEventListener("click", () => {
-    if (pretrained(app.state)) return;
+    if (!codeAvailable(app)) return;
     const body = app.requestBody();
     const activation = app.boot.activations.find((a) => a.name === body.activation);
     const code = pytorchSnippet(body, activation, stateUrl(app.schema, app.state));
     close();
     showText({
       title: t("export.code_title"), text: code, hint: t("export.code_hint"),
-      download: { name: `${baseName(app.last().forward?.config ?? { ...body, num_tokens: body.tokens ? body.tokens.length : body.num_tokens }).replaceAll("-", "_")}.py`, type: "text/x-python" },
+      download: { name: `${runName(app).replaceAll("-", "_")}.py`, type: "text/x-python" },
     });
   });
   $("export-snapshot").addEventListener("click", () => { close(); snapshot(app); });
