@@ -23,12 +23,20 @@ export function summaryOf(data, key) {
 function caption(key, data) {
   const summary = summaryOf(data, key);
   const text = shapeText(key, data.shapes[key]);
-  const parts = [summary ? `${text} · ${t("display.summary", { kept: summary.kept.length, total: summary.total })}` : text];
-  if (key === "hidden" && data.dropped) {
-    const n = data.dropped.reduce((s, row) => s + row.filter(Boolean).length, 0);
-    parts.push(t("flow.dropped_note", { n, p: data.config.dropout }));
-  }
-  return parts.join(" · ");
+  return summary
+    ? `${text} · ${t("display.summary", { kept: summary.kept.length, total: summary.total })}`
+    : text;
+}
+
+/** Train mode: how many units dropout set to 0 (marked × on the hidden heatmap), else hidden. */
+function droppedNote(data) {
+  const el = $("flow-dropped");
+  if (!el) return;
+  el.hidden = !data.dropped;
+  if (!data.dropped) return;
+  const n = data.dropped.reduce((s, row) => s + row.filter(Boolean).length, 0);
+  el.textContent = t("flow.dropped_note", { n, p: data.config.dropout });
+  el.dataset.value = String(n);
 }
 
 /** The four (five, gated) heatmaps of the flow, left to right, with their shapes. */
@@ -45,6 +53,7 @@ export function renderFlow(data, { yLabels } = {}) {
   ];
   if (gated) stages.splice(2, 0, ["up", t("flow.up"), t("axis.unit")]);
   $("stage-up").hidden = !gated;
+  droppedNote(data);
   return Promise.all(
     stages.map(([key, title, xTitle], i) => {
       $(`shape-${key}`).textContent = caption(key, data);

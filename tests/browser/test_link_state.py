@@ -160,7 +160,7 @@ def test_dropout_panel_follows_the_mode_and_the_flow_marks_dropped_units(page, s
         [r, c] for r, row in enumerate(api["dropped"]) for c, d in enumerate(row) if d
     )
     assert sorted(marks) == expected
-    assert str(dropped) in page.locator("#shape-hidden").inner_text()
+    assert page.locator("#flow-dropped").get_attribute("data-value") == str(dropped)
     show(page, "#dropout")
     assert page.locator("#dropout").get_attribute("data-mode") == "train"
     assert page.locator("#dropout-fraction").is_visible()
@@ -173,6 +173,7 @@ def test_dropout_panel_follows_the_mode_and_the_flow_marks_dropped_units(page, s
     assert page.locator("#dropout").get_attribute("data-mode") == "eval"
     assert page.locator("#dropout-fraction").is_hidden()
     assert page.locator('input[name="dropout-mode"][value="eval"]').is_checked()
+    assert page.locator("#flow-dropped").is_hidden()
 
 
 def _export(page, button: str):  # type: ignore[no-untyped-def]
