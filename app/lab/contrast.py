@@ -92,7 +92,7 @@ def attention_vs_ffn(
         elif cost > settings.max_influence_flops:
             skipped = (
                 f"the [T, T] maps need about {cost:,} FLOPs, over the limit of "
-                f"{settings.max_influence_flops:,} (setting max_influence_flops)"
+                f"{settings.max_influence_flops:,}"
             )
         else:
             attention_side["influence"] = _influence(

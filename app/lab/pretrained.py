@@ -55,7 +55,7 @@ def encode_text(model: Pretrained, text: str, settings: Settings) -> Encoded:
         raise invalid(
             "text",
             f"text gives {len(encoded.tokens)} tokens (with [CLS] and [SEP]); the limit is "
-            f"{settings.max_tokens} (setting max_tokens)",
+            f"{settings.max_tokens}",
         )
     return encoded
 

@@ -52,11 +52,11 @@ def estimate_cost(config: FFNConfig, num_tokens: int, settings: Settings, passes
 
 
 def timeout_message(budget: float, cost: Cost) -> str:
-    """The 503 message: what took too long, the budget and the setting."""
+    """The 503 message: what took too long and the time budget (no setting names)."""
     return (
         f"the server is busy: this {cost.cost_class} request ({cost.params:,} parameters, "
-        f"{cost.flops:,} FLOPs) did not finish within its budget of {budget:g} s "
-        "(setting request_timeout_s). Try again in a moment, or use a smaller configuration."
+        f"{cost.flops:,} FLOPs) did not finish within its budget of {budget:g} s. "
+        "Try again in a moment, or use a smaller configuration."
     )
 
 

@@ -34,7 +34,7 @@ CASES = [
     pytest.param(FORWARD, raw('{"d_model": 2, "tokens": [[1, -Infinity]]}'), 422,
                  ["finite", "-Infinity"], "tokens", id="minus-inf-token"),
     pytest.param(FORWARD, raw('{"d_model": 2, "tokens": [[1e39, 1]]}'), 422,
-                 ["tokens[0][0] = 1e+39", "10000", "max_abs_value"], "tokens",
+                 ["tokens[0][0] = 1e+39", "10000"], "tokens",
                  id="1e39-overflows-float32"),
     pytest.param(FORWARD, raw('{"d_model": 2, "tokens": [[1e400, 1]]}'), 422,
                  ["finite", "Infinity"], "tokens", id="1e400-parses-as-inf"),
@@ -65,11 +65,11 @@ CASES = [
                  "d_model", id="negative-d_model"),
     pytest.param(FORWARD, {"d_ff": 0}, 422, ["greater than or equal to 1", "got 0"], "d_ff",
                  id="zero-d_ff"),
-    pytest.param(FORWARD, {"d_ff": 10**9}, 422, ["d_ff = 1000000000", "16384", "max_d_ff"],
+    pytest.param(FORWARD, {"d_ff": 10**9}, 422, ["d_ff = 1000000000", "16384"],
                  "d_ff", id="d_ff-1e9"),
     pytest.param(FORWARD, {"d_model": 4096, "d_ff": 16384, "activation": "swiglu"}, 422,
-                 ["parameters", "150,000,000", "max_params"], "d_ff", id="too-many-params"),
-    pytest.param(FORWARD, {"num_tokens": 65}, 422, ["num_tokens = 65", "64", "max_tokens"],
+                 ["parameters", "150,000,000"], "d_ff", id="too-many-params"),
+    pytest.param(FORWARD, {"num_tokens": 65}, 422, ["num_tokens = 65", "64"],
                  "num_tokens", id="too-many-tokens"),
     pytest.param(FORWARD, {"seed": 2**70}, 422, ["less than or equal to 2147483647",
                                                  "1180591620717411303424"], "seed",
@@ -105,7 +105,7 @@ CASES = [
     pytest.param(PERTURB, {"d_model": 3, "num_tokens": 2, "delta": [1.0]}, 422,
                  ["delta has 1 numbers", "d_model = 3"], "delta", id="delta-wrong-length"),
     pytest.param(PERTURB, {"num_tokens": 2, "scale": 1e9}, 422,
-                 ["scale = 1e+09", "10000", "max_abs_value"], "scale", id="scale-too-large"),
+                 ["scale = 1e+09", "10000"], "scale", id="scale-too-large"),
 ]  # fmt: skip
 
 
@@ -160,7 +160,7 @@ def test_a_50_mb_body_is_refused_with_413_naming_the_limit(client: TestClient) -
     assert response.status_code == 413
     detail = response.json()["detail"]
     assert f"{len(body):,} bytes" in detail
-    assert f"{get_settings().max_body_bytes:,} bytes" in detail and "max_body_bytes" in detail
+    assert f"{get_settings().max_body_bytes:,} bytes" in detail and "max_body_bytes" not in detail
 
 
 def test_a_chunked_body_without_content_length_is_refused_past_the_limit(
@@ -176,7 +176,7 @@ def test_a_chunked_body_without_content_length_is_refused_past_the_limit(
     response = client.post(FORWARD, content=chunks(), headers=JSON)
     assert response.status_code == 413
     assert "over the limit" in response.json()["detail"]
-    assert "max_body_bytes" in response.json()["detail"]
+    assert "max_body_bytes" not in response.json()["detail"]
 
 
 def test_max_body_bytes_comes_from_settings(settings_env: pytest.MonkeyPatch) -> None:
@@ -204,7 +204,7 @@ TEXT_BASE = {"model": "minilm-l6", "layer": 0}
         pytest.param("hello\x00world", "text[5] is the control character U+0000", id="nul"),
         pytest.param("red \x1b[31m text", "U+001B", id="escape"),
         pytest.param("bell\x07", "U+0007", id="bell"),
-        pytest.param("a" * 100_000, "the limit is 500 (setting max_text_chars)", id="too-long"),
+        pytest.param("a" * 100_000, "the limit is 500", id="too-long"),
     ],
 )
 def test_bad_text_for_the_pretrained_model_is_a_422(
@@ -231,7 +231,7 @@ def test_unicode_text_runs_on_the_pretrained_model(client: TestClient) -> None:
         pytest.param("", "empty", id="empty"),
         pytest.param("hi\x00", "U+0000", id="nul"),
         pytest.param("\x1b[0m", "U+001B", id="escape"),
-        pytest.param("x" * 2001, "max_text_chars", id="too-long"),
+        pytest.param("x" * 2001, "the limit is 500", id="too-long"),
     ],
 )
 def test_check_text_names_the_rule(text: str, needle: str) -> None:

@@ -115,10 +115,33 @@ def test_limits_come_from_settings(settings_env):
     get_settings.cache_clear()
     with TestClient(create_app()) as c:
         r = c.post("/api/forward", json={**OK, "num_tokens": 5})
-    assert "num_tokens = 5 is over the limit of 4 (setting max_tokens)" in _detail(r)
+    assert "num_tokens = 5 is over the limit of 4" in _detail(r)
 
 
 def test_large_inputs_are_not_echoed(client):
     r = client.post("/api/forward", json={**OK, "tokens": [[1, 2, 3]] * 60})
     assert r.status_code == 422
     assert all("input" not in e or len(repr(e["input"])) <= 200 for e in r.json()["detail"])
+
+
+LIMIT_CASES = [
+    pytest.param("/api/forward", {"d_ff": 10**9}, id="d_ff"),
+    pytest.param("/api/forward", {"num_tokens": 10**6}, id="tokens"),
+    pytest.param(
+        "/api/forward", {"d_model": 4096, "d_ff": 16384, "activation": "swiglu"}, id="params"
+    ),
+    pytest.param("/api/forward", {"tokens": [[1e9, 0, 0, 0]]}, id="abs-value"),
+    pytest.param("/api/perturb", {"position": 0, "scale": 1e9}, id="scale"),
+    pytest.param("/api/forward", {"model": "minilm-l6", "text": "a" * 100_000}, id="text"),
+    pytest.param("/api/attention-vs-ffn", {"num_heads": 10**4}, id="heads"),
+]
+
+
+@pytest.mark.parametrize(("path", "patch"), LIMIT_CASES)
+def test_limit_messages_name_no_server_setting(client, path, patch):  # type: ignore[no-untyped-def]
+    """Students read these: the limit in numbers, never an internal name like max_params."""
+    r = client.post(path, json={**OK, **patch})
+    assert r.status_code == 422, r.text
+    detail = _detail(r)
+    assert "limit" in detail or "within" in detail, detail
+    assert "setting" not in detail and "max_" not in detail, detail

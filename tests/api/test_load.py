@@ -47,7 +47,7 @@ def test_50_mb_upload_gets_a_readable_413(server: str) -> None:
 
         chunked = http.post("/api/forward", content=chunks(), headers=headers)
         assert chunked.status_code == 413
-        assert "max_body_bytes" in chunked.json()["detail"]
+        assert "limit is" in chunked.json()["detail"]
         assert http.get("/api/health").status_code == 200  # the server is fine
 
 

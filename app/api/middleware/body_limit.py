@@ -20,8 +20,7 @@ def too_large_message(limit: int, size: int | None) -> str:
     """The 413 message: names the body, its size when known, and the limit."""
     what = f"is {size:,} bytes" if size is not None else "is over the limit"
     return (
-        f"request body {what}; the limit is {limit:,} bytes (setting max_body_bytes). "
-        "Send fewer tokens or smaller weights."
+        f"request body {what}; the limit is {limit:,} bytes. Send fewer tokens or smaller weights."
     )
 
 

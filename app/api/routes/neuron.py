@@ -35,8 +35,7 @@ def _neuron(req: NeuronRequest, settings: SettingsDep) -> NeuronResponse:
         if len(req.text) > settings.max_text_chars or not req.text.strip():
             raise invalid(
                 "text",
-                f"text must have 1 to {settings.max_text_chars} characters "
-                "(setting max_text_chars)",
+                f"text must have 1 to {settings.max_text_chars} characters",
             )
         encoded = encode_text(model, req.text, settings)
         trace = model.encoder.run_to(encoded.ids, req.layer)

@@ -37,8 +37,7 @@ def post_tokenize(req: TokenizeRequest, settings: SettingsDep) -> TokenizeRespon
     if len(req.text) > settings.max_text_chars:
         raise invalid(
             "text",
-            f"text has {len(req.text)} characters; the limit is {settings.max_text_chars} "
-            "(setting max_text_chars)",
+            f"text has {len(req.text)} characters; the limit is {settings.max_text_chars}",
         )
     encoded = encode_text(load_model(), req.text, settings)
     return TokenizeResponse(

@@ -128,20 +128,20 @@ class ForwardRequest(BaseModel):
     @model_validator(mode="after")
     def _check_limits_and_shapes(self) -> ForwardRequest:
         settings = get_settings()
-        _check_max("d_model", self.d_model, settings.max_d_model, "max_d_model")
-        _check_max("d_ff", self.d_ff, settings.max_d_ff, "max_d_ff")
+        _check_max("d_model", self.d_model, settings.max_d_model)
+        _check_max("d_ff", self.d_ff, settings.max_d_ff)
         config = self.ffn_config()
         params = sum(int(np.prod(s)) for s in expected_shapes(config).values())
         if params > settings.max_params:
             raise ValueError(
                 f"d_model={self.d_model}, d_ff={self.d_ff} ({self.activation}) needs "
-                f"{params:,} parameters; the limit is {settings.max_params:,} (setting max_params)"
+                f"{params:,} parameters; the limit is {settings.max_params:,}"
             )
         if self.tokens is not None and self.num_tokens is not None:
             raise ValueError("give either tokens or num_tokens, not both")
         if self.tokens is not None:
             rows = len(self.tokens)
-            _check_max("number of tokens (rows of tokens)", rows, settings.max_tokens, "max_tokens")
+            _check_max("number of tokens (rows of tokens)", rows, settings.max_tokens)
             tokens = as_float_array(self.tokens, "tokens", ndim=2)
             if tokens.shape[1] != self.d_model:
                 raise ValueError(
@@ -150,7 +150,7 @@ class ForwardRequest(BaseModel):
                 )
             self._tokens = tokens
         elif self.num_tokens is not None:
-            _check_max("num_tokens", self.num_tokens, settings.max_tokens, "max_tokens")
+            _check_max("num_tokens", self.num_tokens, settings.max_tokens)
         if self.weights is not None:
             self._weights = _check_weights(self.weights, config, settings.max_submitted_weights)
         return self
@@ -208,9 +208,10 @@ class ForwardRequest(BaseModel):
         return self._weights
 
 
-def _check_max(field: str, value: int, limit: int, setting: str) -> None:
+def _check_max(field: str, value: int, limit: int) -> None:
+    """A 422 message naming the field, the value and the limit (not the setting's name)."""
     if value > limit:
-        raise ValueError(f"{field} = {value} is over the limit of {limit} (setting {setting})")
+        raise ValueError(f"{field} = {value} is over the limit of {limit}")
 
 
 def _check_weights(
@@ -232,9 +233,7 @@ def _check_weights(
             )
         total += int(np.prod(shape))
         if total > max_numbers:
-            raise ValueError(
-                f"weights hold over {max_numbers:,} numbers (setting max_submitted_weights)"
-            )
+            raise ValueError(f"weights hold over {max_numbers:,} numbers")
         array = as_float_array(given[name], f"weights.{name}", ndim=len(shape))
         if array.shape != shape:
             raise ValueError(
@@ -334,9 +333,7 @@ class PerturbRequest(ForwardRequest):
             self._delta = delta
         limit = get_settings().max_abs_value
         if self.scale is not None and self.scale > limit:
-            raise ValueError(
-                f"scale = {self.scale:g} is over the limit of {limit:g} (setting max_abs_value)"
-            )
+            raise ValueError(f"scale = {self.scale:g} is over the limit of {limit:g}")
 
     @property
     def delta_array(self) -> npt.NDArray[np.float32] | None:

@@ -25,7 +25,7 @@ VARIANTS: tuple[str, ...] = ("relu", "gelu", "silu", "swiglu", "geglu", "geglu_t
 
 def check_heads(d_model: int, num_heads: int) -> None:
     """Raise ValueError unless 1 <= num_heads <= max_heads and num_heads divides d_model."""
-    _check_max("num_heads", num_heads, get_settings().max_heads, "max_heads")
+    _check_max("num_heads", num_heads, get_settings().max_heads)
     if d_model % num_heads:
         raise ValueError(
             f"num_heads = {num_heads} does not divide d_model = {d_model}; each head needs "
@@ -111,7 +111,7 @@ class VariantsRequest(SeededOnly, ForwardRequest):
         if params > settings.max_params:
             raise ValueError(
                 f"d_model={self.d_model}, d_ff={self.d_ff} needs {params:,} parameters for "
-                f"the gated variants; the limit is {settings.max_params:,} (setting max_params)"
+                f"the gated variants; the limit is {settings.max_params:,}"
             )
         if self.weights is not None and get_activation(self.activation).gated:
             raise ValueError(

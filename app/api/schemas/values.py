@@ -42,7 +42,7 @@ def as_float_array(value: Any, field: str, ndim: int) -> npt.NDArray[np.float32]
         where = "".join(f"[{i}]" for i in index)
         raise ValueError(
             f"{field}{where} = {float(array[index])!r} is not allowed: values must be finite "
-            f"and within ±{limit:g} (setting max_abs_value)"
+            f"and within ±{limit:g}"
         )
     return array.astype(np.float32)
 
@@ -62,10 +62,7 @@ def check_text(value: str, field: str = "text") -> str:
     if not value.strip():
         raise ValueError(f"{field} is empty: type between 1 and {limit:,} characters")
     if len(value) > limit:
-        raise ValueError(
-            f"{field} has {len(value):,} characters; the limit is {limit:,} "
-            "(setting max_text_chars)"
-        )
+        raise ValueError(f"{field} has {len(value):,} characters; the limit is {limit:,}")
     for i, char in enumerate(value):
         if unicodedata.category(char) in ("Cc", "Cs") and char not in _ALLOWED_CONTROL:
             raise ValueError(
