@@ -16,7 +16,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from app.api import runner, runner_pretrained
-from app.api.compute import ComputePools, Cost, checkpoint, estimate_cost
+from app.api.compute import Cost, checkpoint, estimate_cost, run_request
 from app.api.encoding import json_response, server_timing
 from app.api.responses import ErrorOut, ForwardResponse, PerturbResponse
 from app.api.schemas import PRETRAINED_D_MODEL, ForwardRequest, PerturbRequest
@@ -68,11 +68,8 @@ async def _run(request: Request, req: ForwardRequest, passes: int, work: Any) ->
     settings = get_settings()
     cache: WeightCache = request.app.state.weight_cache
     cost = _cost(req, settings, passes)
-    if req.model is None and cost.flops <= settings.inline_max_flops:
-        response: Response = work(req, cache, settings)
-        return response
-    pools: ComputePools = request.app.state.compute_pools
-    return await pools.run(lambda: work(req, cache, settings), cost)
+    inline = req.model is None and cost.flops <= settings.inline_max_flops
+    return await run_request(request, lambda: work(req, cache, settings), cost, inline)
 
 
 @router.post("/forward", response_model=ForwardResponse, responses=ERRORS)

@@ -16,6 +16,7 @@ from app.analysis.budget import block_budget, llama_d_ff, matched_gated_d_ff
 from app.analysis.compare import hidden_fractions, max_abs_diff, row_moments, row_norms
 from app.analysis.curves import activation_curves, activation_values
 from app.api import runner
+from app.api.display import Group, summarise
 from app.api.schemas import ForwardRequest
 from app.api.schemas_teaching import (
     VARIANTS,
@@ -34,8 +35,11 @@ from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
 SEED_LIMIT = 2**31 - 1
 
 
-def block(req: BlockRequest, cache: WeightCache) -> dict[str, Any]:
-    """Everything POST /api/block returns (see `BlockResponse`)."""
+def block(req: BlockRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+    """Everything POST /api/block returns (see `BlockResponse`).
+
+    The step tensors [T, d_model] share their features: above the display budget they are
+    summarised together (`reduction`); means, stds and norms are of the full rows."""
     model = runner.build_model(req, cache)
     sub_layer = FFNBlock(model, req.norm)
     x = runner.input_tokens(req)
@@ -52,11 +56,13 @@ def block(req: BlockRequest, cache: WeightCache) -> dict[str, Any]:
     shapes = {name: list(t.shape) for name, t in tensors.items()}
     shapes |= {name: list(t.shape) for name, t in model.weights().named().items()}
     shapes["hidden"] = [x.shape[0], model.config.d_ff]
+    shown, reduction = summarise([Group(dict(tensors), "output")], settings, req.display)
     return {
         "config": runner.config_out(req, model.config),
         "norm": req.norm,
         "steps": list(trace.steps),
-        "tensors": {name: t.numpy() for name, t in tensors.items()},
+        "tensors": shown,
+        "reduction": reduction,
         "shapes": shapes,
         "row_mean": {name: m["mean"] for name, m in moments.items()},
         "row_std": {name: m["std"] for name, m in moments.items()},
@@ -77,15 +83,12 @@ def _variant_weights(
     req: VariantsRequest, cache: WeightCache, d_ff: int, gated: bool
 ) -> FFNWeights:
     """Seeded weights (W_gate drawn after W1, b1, W2, b2, so W1 is shared); submitted
-    plain weights replace W1, b1, W2, b2 when the width is the requested one."""
+    plain weights replace W1, b1, W2, b2 when the width is the requested one.
+
+    The plain and gated variants get the very same W1, b1, W2, b2 tensors (one cache entry
+    serves both, see `app.model.cache`): equal values in separate copies may be aligned
+    differently in memory and so round differently in the matmul."""
     weights = cache.get(req.d_model, d_ff, req.seed, gated=gated, bias=req.bias)
-    if gated:
-        # The very tensors of the plain variants (equal values, but separate copies may be
-        # aligned differently in memory and so round differently in the matmul).
-        plain_seeded = cache.get(req.d_model, d_ff, req.seed, gated=False, bias=req.bias)
-        weights = replace(
-            weights, w1=plain_seeded.w1, b1=plain_seeded.b1, w2=plain_seeded.w2, b2=plain_seeded.b2
-        )
     submitted = req.weights_arrays
     if submitted is not None and d_ff == req.d_ff:
         plain = {k: torch.from_numpy(v) for k, v in submitted.items()}
@@ -102,6 +105,8 @@ def variants(req: VariantsRequest, cache: WeightCache, settings: Settings) -> di
         else settings.sparsity_threshold
     )
     matched = matched_gated_d_ff(req.d_model, req.d_ff, bias=req.bias)
+    if not req.match_params:  # build the gated entry first: every variant then shares it
+        cache.get(req.d_model, req.d_ff, req.seed, gated=True, bias=req.bias)
     out: list[dict[str, Any]] = []
     reference: torch.Tensor | None = None
     shared_diffs: list[float] = []
@@ -199,12 +204,14 @@ def conv1d_check(req: ForwardRequest, cache: WeightCache) -> dict[str, Any]:
     }
 
 
-def dropout(req: DropoutRequest, cache: WeightCache) -> dict[str, Any]:
+def dropout(req: DropoutRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/dropout returns (see `DropoutResponse`).
 
     Runs the same FFN three ways on the same tokens: train mode with `dropout_seed`, train
     mode with the next seed, eval mode; plus a reference FFN without dropout. W2's input
     in train mode is captured with a forward pre-hook (what W2 really receives).
+    hidden, dropped and kept [T, d_ff] share their units: above the display budget they are
+    summarised together (`reduction`); every statistic is of the full tensors.
     """
     p = req.dropout
     base = runner.build_model(req, cache)
@@ -233,13 +240,19 @@ def dropout(req: DropoutRequest, cache: WeightCache) -> dict[str, Any]:
     )
     expected = torch.where(dropped, torch.zeros_like(train.hidden), train.hidden / (1.0 - p))
     mode_req = req.model_copy(update={"mode": "train"})
+    shown, reduction = summarise(
+        [Group({"hidden": train.hidden, "dropped": dropped, "kept": kept}, "hidden")],
+        settings,
+        req.display,
+    )
     return {
         "config": runner.config_out(mode_req, config),
         "p": p,
         "scale": 1.0 / (1.0 - p),
-        "hidden": train.hidden.numpy(),
-        "dropped": dropped.numpy(),
-        "kept": kept.numpy(),
+        "hidden": shown["hidden"],
+        "dropped": shown["dropped"],
+        "kept": shown["kept"],
+        "reduction": reduction,
         "dropped_fraction": float(dropped.to(torch.float32).mean()),
         "scaling_max_abs_error": max_abs_diff(kept, expected),
         "train_vs_eval_max_abs_diff": max_abs_diff(train.output, evaluated.output),
