@@ -127,7 +127,7 @@ def forward(
             ),
             Group({"input": x, "output": trace.output}, "output"),
         ],
-        settings,
+        with_room_for(settings, stats.per_neuron.size + stats.per_token.size),
         req.display,
     )
     counts = histogram(trace.pre_activation, settings.histogram_bins)
@@ -151,6 +151,14 @@ def forward(
         "reduction": reduction,
         "pre_activation_histogram": {"edges": counts.edges, "counts": counts.counts},
     }
+
+
+def with_room_for(settings: Settings, numbers: int) -> Settings:
+    """`settings` with a display budget less `numbers`: the full-size statistics sent next
+    to the summarised tensors (e.g. per-neuron sparsity, [d_ff]) count toward the answer's
+    ~1 MB too (at LLaMA-7B T 7 they pushed /api/forward to 1.04 MB)."""
+    budget = max(1, settings.display_max_values - numbers)
+    return settings.model_copy(update={"display_max_values": budget})
 
 
 def shallow_dict(obj: Any) -> dict[str, Any]:
