@@ -92,12 +92,14 @@ class Settings(BaseSettings):
         ),
     )
     torch_threads: int = Field(
-        0,
+        1,
         ge=0,
         description=(
             "torch intra-op threads in every thread that runs an FFN (0: torch's default, one "
-            "per core). Set per thread: a count set in one thread only would let a "
-            "request's numbers depend on which thread ran it; see benchmarks/README.md"
+            "per core). 1 by default: requests run in parallel on the cores instead, and a "
+            "second OpenMP thread on a busy 2-core machine made LLaMA-size forwards 2-3x "
+            "slower (benchmarks/README.md). Set per thread: a count set in one thread only "
+            "would let a request's numbers depend on which thread ran it"
         ),
     )
     cache_dir: Path | None = Field(

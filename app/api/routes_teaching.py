@@ -80,8 +80,9 @@ async def post_variants(req: VariantsRequest, request: Request) -> Response:
 
 
 @router.post("/budget", response_model=BudgetResponse)
-def post_budget(req: BudgetRequest) -> Response:
-    """Parameters and FLOPs of the FFN against self-attention, for this T and over T."""
+async def post_budget(req: BudgetRequest) -> Response:
+    """Parameters and FLOPs of the FFN against self-attention, for this T and over T
+    (formulas only: answered on the event loop)."""
     return json_response(runner_block.budget(req, get_settings()))
 
 

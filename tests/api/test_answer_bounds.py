@@ -41,6 +41,8 @@ def _cases() -> list[Any]:
     cases = []
     for preset in PRESETS:
         tokens: list[int | None] = [None] if preset.weights is not None else [7, 64]
+        if preset.id == "transformer-base":
+            tokens = [7, 16, 64]  # T 16: the budget's own size, sent whole
         if preset.id == "llama-7b":
             tokens = [1, 7, 64]
         for t in tokens:
