@@ -26,12 +26,12 @@ import httpx
 import torch
 import torch.nn.functional as F
 
-from app.api import runner
 from app.api.encoding import json_response
-from app.api.schemas import ForwardRequest
+from app.api.schemas.ffn import ForwardRequest
 from app.config import Settings
-from app.model.cache import WeightCache
+from app.lab import ffn as runner
 from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
+from app.services.weight_cache import WeightCache
 from benchmarks import limits
 from benchmarks.server import Server
 

@@ -29,8 +29,8 @@ from fastapi.testclient import TestClient
 
 from app.config import Settings, get_settings
 from app.main import create_app
-from app.model.cache import WeightCache
 from app.model.presets import get_preset
+from app.services.weight_cache import WeightCache
 from benchmarks import limits
 
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -48,13 +48,13 @@ ENDPOINTS: dict[str, dict[str, Any]] = {
 }
 # Forward passes of the FFN each endpoint needs at least (its own definition): attention-vs-ffn
 # two (before/after; the influence map adds T when it fits its FLOP limit), block one,
-# variants one per variant (five), dropout three (train, other seed, eval; the reference is
+# variants one per variant (six), dropout three (train, other seed, eval; the reference is
 # eval again), misconceptions: base, additivity (x+b, b, 0), nudge, the T ladder and the
 # T rows one by one.
 PASSES = {
     "/api/attention-vs-ffn": 2,
     "/api/block": 1,
-    "/api/variants": 5,
+    "/api/variants": 6,
     "/api/budget": 0,
     "/api/conv1d-check": 2,
     "/api/dropout": 3,
@@ -77,20 +77,21 @@ def preset_config(preset_id: str, tokens: int) -> dict[str, Any]:
 def _runners() -> dict[str, Callable[[dict[str, Any], WeightCache, Settings], Any]]:
     """The runner function behind each endpoint, called with a validated body (no HTTP):
     the routes run them in worker threads, which a profiler in this thread would not see."""
-    from app.api import runner_block, runner_contrast
-    from app.api import schemas_teaching as st
+    from app.api.schemas import teaching as st
+    from app.lab import block as runner_block
+    from app.lab import contrast as runner_contrast
 
     return {
         "/api/attention-vs-ffn": lambda b, c, s: runner_contrast.attention_vs_ffn(
             st.AttentionVsFFNRequest(**b), c, s
         ),
-        "/api/block": lambda b, c, s: runner_block.block(st.BlockRequest(**b), c),
+        "/api/block": lambda b, c, s: runner_block.block(st.BlockRequest(**b), c, s),
         "/api/variants": lambda b, c, s: runner_block.variants(st.VariantsRequest(**b), c, s),
         "/api/budget": lambda b, c, s: runner_block.budget(st.BudgetRequest(**b), s),
         "/api/conv1d-check": lambda b, c, s: runner_block.conv1d_check(
             st.SeededForwardRequest(**b), c
         ),
-        "/api/dropout": lambda b, c, s: runner_block.dropout(st.DropoutRequest(**b), c),
+        "/api/dropout": lambda b, c, s: runner_block.dropout(st.DropoutRequest(**b), c, s),
         "/api/misconceptions": lambda b, c, s: runner_contrast.misconceptions(
             st.SeededPerturbRequest(**b), c, s
         ),

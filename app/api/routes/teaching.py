@@ -3,7 +3,7 @@ variants, its budget, the Conv1d identity, dropout and common misconceptions.
 
 Like /api/forward, each runs in the compute pool of its estimated cost (the FFN passes
 its runner makes), within the time budget, dropped before it starts when its client is
-gone or a newer request with the same supersede key came (see `app.api.compute`); tiny
+gone or a newer request with the same supersede key came (see `app.services.compute`); tiny
 ones run inline on the event loop. The answer is encoded in the same worker thread.
 """
 
@@ -14,11 +14,9 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from app.api import runner_block, runner_contrast
-from app.api.compute import checkpoint, estimate_cost, run_request
 from app.api.encoding import json_response
-from app.api.schemas import ForwardRequest
-from app.api.schemas_teaching import (
+from app.api.schemas.ffn import ForwardRequest
+from app.api.schemas.teaching import (
     AttentionVsFFNRequest,
     AttentionVsFFNResponse,
     BlockRequest,
@@ -35,7 +33,10 @@ from app.api.schemas_teaching import (
     VariantsResponse,
 )
 from app.config import Settings, get_settings
-from app.model.cache import WeightCache
+from app.lab import block as runner_block
+from app.lab import contrast as runner_contrast
+from app.services.compute import checkpoint, estimate_cost, run_request
+from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["teaching"])
 
@@ -75,8 +76,8 @@ async def post_block(req: BlockRequest, request: Request) -> Response:
 
 @router.post("/variants", response_model=VariantsResponse)
 async def post_variants(req: VariantsRequest, request: Request) -> Response:
-    """The same input and W1 through ReLU, GELU, SiLU, SwiGLU and GeGLU."""
-    return await _run(request, req, 5, lambda c, s: runner_block.variants(req, c, s))
+    """The same input and W1 through ReLU, GELU, SiLU, SwiGLU, GeGLU and GeGLU (tanh)."""
+    return await _run(request, req, 6, lambda c, s: runner_block.variants(req, c, s))
 
 
 @router.post("/budget", response_model=BudgetResponse)

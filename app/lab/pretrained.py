@@ -17,11 +17,11 @@ from fastapi import HTTPException
 from fastapi.exceptions import RequestValidationError
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
-from app.api import runner
-from app.api.display import Group, summarise
-from app.api.runner import random_direction
-from app.api.schemas import ForwardRequest, PerturbRequest
+from app.api.schemas.ffn import ForwardRequest, PerturbRequest
 from app.config import Settings
+from app.lab import ffn as runner
+from app.lab.display import Group, summarise
+from app.lab.ffn import random_direction
 from app.model.bert import LayerTrace
 from app.model.ffn import FFNTrace, PositionwiseFeedForward
 from app.model.pretrained import (
@@ -107,6 +107,7 @@ def forward(req: ForwardRequest, settings: Settings) -> dict[str, Any]:
         ],
         runner.with_room_for(settings, stats.per_neuron.size + stats.per_token.size),
         req.display,
+        runner.display_starts(req),
     )
     return {
         "config": _config_out(req, ffn, t),
@@ -227,6 +228,7 @@ def perturb(req: PerturbRequest, settings: Settings) -> dict[str, Any]:
         ],
         settings,
         req.display,
+        {"output_delta": req.feature_start},
     )
     return {
         "config": _config_out(req, block.ffn, t),

@@ -12,11 +12,11 @@ from fastapi import APIRouter, Request
 
 import app
 from app.analysis import param_counts
-from app.api.compute import ComputePools
-from app.api.responses import ActivationOut, ComputeStatsOut, HealthOut, PresetOut
+from app.api.schemas.responses import ActivationOut, ComputeStatsOut, HealthOut, PresetOut
 from app.model.activations import ACTIVATIONS
 from app.model.ffn import FFNConfig
 from app.model.presets import PRESETS
+from app.services.compute import ComputePools
 
 router = APIRouter(prefix="/api", tags=["meta"])
 

@@ -13,13 +13,13 @@ from app.analysis import compare_outputs, flop_count, param_counts
 from app.analysis.budget import attention_flop_count
 from app.analysis.compare import max_abs_diff
 from app.analysis.perturbation import PerturbationStats
-from app.api import runner
-from app.api.schemas import PerturbRequest
-from app.api.schemas_teaching import AttentionVsFFNRequest
+from app.api.schemas.ffn import PerturbRequest
+from app.api.schemas.teaching import AttentionVsFFNRequest
 from app.config import Settings
+from app.lab import ffn as runner
 from app.model.attention import SelfAttention
-from app.model.cache import WeightCache
 from app.model.ffn import FFNWeights, PositionwiseFeedForward
+from app.services.weight_cache import WeightCache
 
 
 def nudge_vector(req: PerturbRequest) -> torch.Tensor:
@@ -166,9 +166,13 @@ def misconceptions(req: PerturbRequest, cache: WeightCache, settings: Settings) 
     - layers: the FFN's linear maps (two, or three gated); `additivity_gap` is
       max |FFN(a + b) − FFN(a) − FFN(b) + FFN(0)|, zero for any single affine layer;
       `no_activation_gap` is max |(x W1 + b1) W2 + b2 − (x (W1 W2) + b1 W2 + b2)|: without
-      the activation the two maps would collapse into one [d_model, d_model] layer
-      (over the first `no_activation_features_checked` output features: all of them up to
-      the paper's base size, see `COLLAPSE_CHECK_FLOPS`).
+      the activation the two maps would collapse into one [d_model, d_model] layer (for
+      gated variants this is the up/down path alone; over the first
+      `no_activation_features_checked` output features: all of them up to the paper's
+      base size, see `COLLAPSE_CHECK_FLOPS`). Gated variants also get
+      `no_activation_bilinear_gap`, the additivity gap of the gated FFN with the
+      activation removed, g(x) = ((x W_gate + b_gate) ⊙ (x W1 + b1)) W2 + b2: a bilinear
+      map of x, so the gap is not 0 (Shazeer 2020 calls this variant "Bilinear").
     - mixing: the perturbation numbers (only the nudged row moves).
     - shared_weights: the module's parameter count measured after runs with several T
       (it never changes), the FLOPs (they do), and max |FFN(x_j) − FFN(x)_j| with each
@@ -191,6 +195,22 @@ def misconceptions(req: PerturbRequest, cache: WeightCache, settings: Settings) 
         zero = ffn(torch.zeros(1, x.shape[1]))
         additivity = max_abs_diff(ffn(x + b), base + ffn(b) - zero)
         no_activation, checked = _collapse_gap(x, weights)
+        bilinear = None
+        if weights.w_gate is not None:
+
+            def gated_without_activation(tokens: torch.Tensor) -> torch.Tensor:
+                gate = tokens @ weights.w_gate  # type: ignore[operator]
+                up = tokens @ weights.w1
+                if weights.b_gate is not None:
+                    gate = gate + weights.b_gate
+                if weights.b1 is not None:
+                    up = up + weights.b1
+                out = (gate * up) @ weights.w2
+                return out if weights.b2 is None else out + weights.b2
+
+            g = gated_without_activation
+            g_zero = g(torch.zeros(1, x.shape[1]))  # one zero row: the same for every row
+            bilinear = max_abs_diff(g(x + b), g(x) + g(b) - g_zero)
         stats = compare_outputs(base, ffn(nudged(x, req.position, nudge_vector(req))), req.position)
         rows = [ffn(x[j : j + 1]) for j in range(t)]
         row_by_row = max(max_abs_diff(rows[j][0], base[j]) for j in range(t))
@@ -206,6 +226,7 @@ def misconceptions(req: PerturbRequest, cache: WeightCache, settings: Settings) 
         "additivity_gap": additivity,
         "no_activation_gap": no_activation,
         "no_activation_features_checked": checked,
+        "no_activation_bilinear_gap": bilinear,
         "mixing": {
             "position": req.position,
             "changed_positions": stats.changed_positions,

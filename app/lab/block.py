@@ -15,10 +15,8 @@ from app.analysis import flop_count, param_counts, sparsity
 from app.analysis.budget import block_budget, llama_d_ff, matched_gated_d_ff
 from app.analysis.compare import hidden_fractions, max_abs_diff, row_moments, row_norms
 from app.analysis.curves import activation_curves, activation_values
-from app.api import runner
-from app.api.display import Group, summarise
-from app.api.schemas import ForwardRequest
-from app.api.schemas_teaching import (
+from app.api.schemas.ffn import ForwardRequest
+from app.api.schemas.teaching import (
     VARIANTS,
     BlockRequest,
     BudgetRequest,
@@ -26,11 +24,13 @@ from app.api.schemas_teaching import (
     VariantsRequest,
 )
 from app.config import Settings
+from app.lab import ffn as runner
+from app.lab.display import Group, summarise
 from app.model.activations import get_activation
 from app.model.block import FFNBlock
-from app.model.cache import WeightCache
 from app.model.conv import ConvFeedForward
 from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
+from app.services.weight_cache import WeightCache
 
 SEED_LIMIT = 2**31 - 1
 
@@ -56,7 +56,8 @@ def block(req: BlockRequest, cache: WeightCache, settings: Settings) -> dict[str
     shapes = {name: list(t.shape) for name, t in tensors.items()}
     shapes |= {name: list(t.shape) for name, t in model.weights().named().items()}
     shapes["hidden"] = [x.shape[0], model.config.d_ff]
-    shown, reduction = summarise([Group(dict(tensors), "output")], settings, req.display)
+    starts = {"output": req.feature_start}
+    shown, reduction = summarise([Group(dict(tensors), "output")], settings, req.display, starts)
     return {
         "config": runner.config_out(req, model.config),
         "norm": req.norm,
@@ -86,7 +87,7 @@ def _variant_weights(
     plain weights replace W1, b1, W2, b2 when the width is the requested one.
 
     The plain and gated variants get the very same W1, b1, W2, b2 tensors (one cache entry
-    serves both, see `app.model.cache`): equal values in separate copies may be aligned
+    serves both, see `app.services.weight_cache`): equal values in separate copies may be aligned
     differently in memory and so round differently in the matmul."""
     weights = cache.get(req.d_model, d_ff, req.seed, gated=gated, bias=req.bias)
     submitted = req.weights_arrays
@@ -155,6 +156,7 @@ def variants(req: VariantsRequest, cache: WeightCache, settings: Settings) -> di
             "two_thirds": 2 * four_d / 3,
             "d_ff_rule": llama_d_ff(req.d_model),
             "d_ff_4096": llama_d_ff(4096),
+            "two_thirds_4096": 2 * 4 * 4096 / 3,
             "matched_d_ff": matched,
             "plain_params": param_counts(FFNConfig(req.d_model, req.d_ff, "relu", req.bias))[
                 "total"
@@ -244,6 +246,7 @@ def dropout(req: DropoutRequest, cache: WeightCache, settings: Settings) -> dict
         [Group({"hidden": train.hidden, "dropped": dropped, "kept": kept}, "hidden")],
         settings,
         req.display,
+        {"hidden": req.unit_start},
     )
     return {
         "config": runner.config_out(mode_req, config),
