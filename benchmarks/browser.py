@@ -203,6 +203,7 @@ class StepResult:
     requests_per_step: list[int]
     plotly_floor_ms: float
     mix: list[dict[str, object]]
+    charts_visible: list[int]
 
     def p50(self, values: list[float] | list[int]) -> float:
         """Median of one of the lists."""
@@ -262,7 +263,13 @@ def measure_steps(
                 idle()
                 floor = float(page.evaluate(_FLOOR_JS))
                 tokens = int(page.locator("#tokens").input_value())
-                out: dict[str, list[float]] = {"visible": [], "last": [], "bytes": [], "n": []}
+                out: dict[str, list[float]] = {
+                    "visible": [],
+                    "last": [],
+                    "bytes": [],
+                    "n": [],
+                    "charts": [],
+                }
                 mix: list[dict[str, object]] = []
                 for i in range(warmup + steps):
                     value = tokens - 1 if i % 2 == 0 else tokens
@@ -287,6 +294,7 @@ def measure_steps(
                     out["last"].append(float(got["last_request_ms"] or float("nan")))
                     out["bytes"].append(float(got["bytes"]))
                     out["n"].append(float(got["requests"]))
+                    out["charts"].append(float(got["charts_visible"]))
                 results[name] = StepResult(
                     out["visible"],
                     out["last"],
@@ -294,6 +302,7 @@ def measure_steps(
                     [int(n) for n in out["n"]],
                     floor,
                     mix,
+                    [int(c) for c in out["charts"]],
                 )
             context.close()
         finally:
