@@ -22,7 +22,7 @@ router = APIRouter(prefix="/api", tags=["meta"])
 
 
 @router.get("/health", response_model=HealthOut)
-def get_health(request: Request) -> HealthOut:
+async def get_health(request: Request) -> HealthOut:
     """Liveness, with the versions of the libraries that compute the numbers and this
     process's compute counters."""
     pools: ComputePools | None = getattr(request.app.state, "compute_pools", None)
