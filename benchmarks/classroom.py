@@ -38,6 +38,8 @@ from tests.serverproc import start_server, stop_server
 
 MIX_FILE = Path(__file__).with_name("step_mix.json")
 BROWSER_CONNECTIONS = 6
+KEEPALIVE_S = 3.0
+"""An idle connection is reused for at most this long (uvicorn closes them after 5 s)."""
 
 
 @dataclass(frozen=True)
@@ -79,13 +81,19 @@ class _Connections:
     def __init__(self, base: str) -> None:
         host, port = base.removeprefix("http://").split(":")
         self.host, self.port = host, int(port)
-        self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
+        self.idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter, float]] = []
         self.gate = asyncio.Semaphore(BROWSER_CONNECTIONS)
 
     async def request(self, method: str, path: str, body: bytes | None) -> int:
         """One request; returns the status (the body is read and dropped)."""
         async with self.gate:
-            conn = self.idle.pop() if self.idle else None
+            conn = None
+            while self.idle and conn is None:
+                reader, writer, since = self.idle.pop()
+                if time.perf_counter() - since < KEEPALIVE_S:
+                    conn = (reader, writer)
+                else:  # the server may be closing it (uvicorn: 5 s idle)
+                    writer.close()
             if conn is None:
                 conn = await asyncio.open_connection(self.host, self.port)
             reader, writer = conn
@@ -111,11 +119,11 @@ class _Connections:
             if fields.get("connection", "").lower() == "close":
                 writer.close()
             else:
-                self.idle.append((reader, writer))
+                self.idle.append((reader, writer, time.perf_counter()))
             return status
 
     def close(self) -> None:
-        for _, writer in self.idle:
+        for _, writer, _ in self.idle:
             writer.close()
         self.idle.clear()
 

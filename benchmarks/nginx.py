@@ -41,6 +41,9 @@ def config_text(prefix: Path, port: int, upstreams: list[str]) -> str:
         f"""    upstream ffn_lab {{
 {servers}
         keepalive 64;
+        # below uvicorn's 5 s keep-alive: nginx must never reuse a connection the server
+        # is closing (a POST is not retried: the client would get a 502)
+        keepalive_timeout 4s;
     }}
 """
         if upstreams
