@@ -48,7 +48,12 @@ class Settings(BaseSettings):
         500_000_000, ge=0, description="a forward pass with more FLOPs runs in the heavy pool"
     )
     weight_cache_bytes: int = Field(
-        768 * 1024 * 1024, ge=0, description="bytes of seeded weights kept in the LRU cache"
+        896 * 1024 * 1024,
+        ge=0,
+        description=(
+            "bytes of seeded weights kept in the LRU cache (896 MiB: LLaMA-7B's FFN, 541 MB, "
+            "and its attention-vs-FFN attention, 268 MB, fit together)"
+        ),
     )
     max_heads: int = Field(64, ge=1, description="most attention heads in the teaching views")
     max_influence_flops: int = Field(
@@ -92,12 +97,14 @@ class Settings(BaseSettings):
         ),
     )
     torch_threads: int = Field(
-        0,
+        1,
         ge=0,
         description=(
             "torch intra-op threads in every thread that runs an FFN (0: torch's default, one "
-            "per core). Set per thread: a count set in one thread only would let a "
-            "request's numbers depend on which thread ran it; see benchmarks/README.md"
+            "per core). 1 by default: requests run in parallel on the cores instead, and a "
+            "second OpenMP thread on a busy 2-core machine made LLaMA-size forwards 2-3x "
+            "slower (benchmarks/README.md). Set per thread: a count set in one thread only "
+            "would let a request's numbers depend on which thread ran it"
         ),
     )
     cache_dir: Path | None = Field(

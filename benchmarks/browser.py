@@ -10,6 +10,7 @@ the input event to the last `plotly_afterplot` event any chart fired; the networ
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -142,3 +143,190 @@ def measure_sliders(
         finally:
             browser.close()
     return results
+
+
+# ---- issue 11: one Tokens step at a preset, as the page opens ("All views") ----
+
+# Runs in the page: start one step. Every chart records its plotly_afterplot times and
+# whether it was in the viewport then; resource timings are cleared so that the /api/
+# entries that follow belong to this step.
+_STEP_START_JS = """
+(value) => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const marks = [];
+  const handlers = plots.map((p) => {
+    const h = () => {
+      const r = p.getBoundingClientRect();
+      const visible = r.bottom > 0 && r.right > 0 && r.top < innerHeight && r.left < innerWidth
+        && r.width > 0 && r.height > 0;
+      marks.push({ t: performance.now(), visible });
+    };
+    p.on('plotly_afterplot', h);
+    return [p, h];
+  });
+  performance.clearResourceTimings();
+  performance.setResourceTimingBufferSize(10000);
+  window.__ffnStep = { t0: performance.now(), marks, handlers };
+  const slider = document.getElementById('tokens');
+  slider.value = String(value);
+  slider.dispatchEvent(new Event('input', { bubbles: true }));
+}
+"""
+
+# Runs in the page once the network is quiet: the step's figures, in ms from the input event.
+_STEP_END_JS = """
+() => {
+  const s = window.__ffnStep;
+  for (const [p, h] of s.handlers) p.removeListener('plotly_afterplot', h);
+  const api = performance.getEntriesByType('resource').filter((e) => e.name.includes('/api/'));
+  const visible = s.marks.filter((m) => m.visible).map((m) => m.t - s.t0);
+  return {
+    visible_ms: visible.length ? Math.max(...visible) : null,
+    charts_visible: visible.length,
+    charts_all: s.marks.length,
+    last_request_ms: api.length ? Math.max(...api.map((e) => e.responseEnd)) - s.t0 : null,
+    bytes: api.reduce((n, e) => n + (e.encodedBodySize || 0), 0),
+    requests: api.length,
+  };
+}
+"""
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """Per slider step (one Tokens step, T <-> T-1): the last plotly_afterplot of a chart in
+    the viewport, the last /api/ response end, the answers' bytes, the requests made (all
+    from the input event, ms); and the request mix of the first measured step."""
+
+    visible_ms: list[float]
+    last_request_ms: list[float]
+    bytes_per_step: list[int]
+    requests_per_step: list[int]
+    plotly_floor_ms: float
+    mix: list[dict[str, object]]
+    charts_visible: list[int]
+
+    def p50(self, values: list[float] | list[int]) -> float:
+        """Median of one of the lists."""
+        return percentile([float(v) for v in values], 50)
+
+
+PAGE_PRESETS: dict[str, str] = {
+    "default": "",
+    "transformer-base": "preset=transformer-base&d_model=512&d_ff=2048&activation=relu&tokens=8",
+    "bert-base": "preset=bert-base&d_model=768&d_ff=3072&activation=gelu&tokens=8",
+    "llama-7b": "preset=llama-7b&d_model=4096&d_ff=11008&activation=swiglu&bias=false&tokens=8",
+}
+"""The page's URL query per preset of issue 11's table (default: the page as it opens)."""
+
+
+def measure_steps(
+    base: str, presets: dict[str, str], steps: int, warmup: int = 1, quiet_ms: int = 500
+) -> dict[str, StepResult]:
+    """For each preset (name -> URL query), `steps` Tokens steps after `warmup`: each step
+    waits for the page to be idle (no request in flight for `quiet_ms`) before the next."""
+    from playwright.sync_api import Request, sync_playwright
+
+    results: dict[str, StepResult] = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(
+                viewport={"width": 1280, "height": 720}, locale="en-US", bypass_csp=True
+            )
+            page = context.new_page()
+            inflight: set[Request] = set()
+            seen: list[Request] = []
+
+            def started(r: Request) -> None:
+                if "/api/" in r.url:
+                    inflight.add(r)
+                    seen.append(r)
+
+            page.on("request", started)
+            page.on("requestfinished", lambda r: inflight.discard(r))
+            page.on("requestfailed", lambda r: inflight.discard(r))
+
+            def idle(timeout_s: float = 120.0) -> None:
+                deadline = time.monotonic() + timeout_s
+                quiet_since = time.monotonic()
+                while time.monotonic() < deadline:
+                    page.wait_for_timeout(50)
+                    if inflight:
+                        quiet_since = time.monotonic()
+                    elif (time.monotonic() - quiet_since) * 1000 >= quiet_ms:
+                        return
+                raise RuntimeError(f"the page kept requesting for {timeout_s:g} s")
+
+            for name, query in presets.items():
+                page.goto(f"{base}/?{query}" if query else f"{base}/")
+                page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+                idle()
+                floor = float(page.evaluate(_FLOOR_JS))
+                tokens = int(page.locator("#tokens").input_value())
+                out: dict[str, list[float]] = {
+                    "visible": [],
+                    "last": [],
+                    "bytes": [],
+                    "n": [],
+                    "charts": [],
+                }
+                mix: list[dict[str, object]] = []
+                for i in range(warmup + steps):
+                    value = tokens - 1 if i % 2 == 0 else tokens
+                    if tokens == 1:
+                        value = 2 if i % 2 == 0 else 1
+                    seen.clear()
+                    page.evaluate(_STEP_START_JS, value)
+                    idle()
+                    got = page.evaluate(_STEP_END_JS)
+                    if i < warmup:
+                        continue
+                    if not mix:
+                        mix = [
+                            {
+                                "method": r.method,
+                                "path": "/" + r.url.split("/", 3)[3],
+                                "body": r.post_data_json if r.method == "POST" else None,
+                            }
+                            for r in seen
+                        ]
+                    out["visible"].append(float(got["visible_ms"] or float("nan")))
+                    out["last"].append(float(got["last_request_ms"] or float("nan")))
+                    out["bytes"].append(float(got["bytes"]))
+                    out["n"].append(float(got["requests"]))
+                    out["charts"].append(float(got["charts_visible"]))
+                results[name] = StepResult(
+                    out["visible"],
+                    out["last"],
+                    [int(b) for b in out["bytes"]],
+                    [int(n) for n in out["n"]],
+                    floor,
+                    mix,
+                    [int(c) for c in out["charts"]],
+                )
+            context.close()
+        finally:
+            browser.close()
+    return results
+
+
+def capture_mix(out: Path, query: str = "", steps: int = 1) -> list[dict[str, object]]:
+    """Capture the request mix of one Tokens step of the page (as it opens, or at the
+    preset in `query`) on a fresh server, and write it to `out` as JSON."""
+    import json
+
+    from benchmarks.server import Server
+
+    with Server() as server:
+        result = measure_steps(server.base, {"page": query}, steps)["page"]
+    out.write_text(json.dumps(result.mix, indent=1) + "\n", encoding="utf-8")
+    return result.mix
+
+
+if __name__ == "__main__":
+    import sys
+
+    target = Path(__file__).with_name("step_mix.json")
+    mix = capture_mix(target, sys.argv[1] if len(sys.argv) > 1 else "")
+    print(f"{len(mix)} requests per step -> {target}")

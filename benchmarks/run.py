@@ -32,8 +32,8 @@ from app.config import Settings
 from app.model.activations import ACTIVATIONS
 from app.model.ffn import FFNConfig, expected_shapes
 from app.model.presets import PRESETS
-from benchmarks import limits
-from benchmarks.browser import chromium_available, measure_sliders
+from benchmarks import classroom, limits, live, wrk
+from benchmarks.browser import chromium_available
 from benchmarks.client import LoadResult, load, percentile
 from benchmarks.server import Server
 from tests.serverproc import ROOT
@@ -79,13 +79,18 @@ class Plan:
     rps_count: int
     concurrency: int
     latency_count: int
-    browser_steps: int
-    browser_sizes: tuple[str, ...]
     random_requests: int
     random_seconds: float
     random_max_params: int
     size_tokens: tuple[int, ...]
     size_max_params: int
+    page_presets: tuple[str, ...] = ("default", "transformer-base", "bert-base", "llama-7b")
+    page_steps: int = 10
+    wrk_seconds: float = 4.0
+    wrk_connections: int = 8
+    class_students: int = 50
+    class_period: float = 2.0
+    class_seconds: float = 60.0
 
 
 FULL = Plan(
@@ -95,8 +100,6 @@ FULL = Plan(
     rps_count=80_000,
     concurrency=8,
     latency_count=60,
-    browser_steps=30,
-    browser_sizes=("S", "M", "L"),
     random_requests=200,
     random_seconds=300.0,
     random_max_params=10**12,
@@ -110,13 +113,18 @@ QUICK = Plan(
     rps_count=400,
     concurrency=2,
     latency_count=5,
-    browser_steps=2,
-    browser_sizes=("S",),
     random_requests=5,
     random_seconds=20.0,
     random_max_params=50_000,
     size_tokens=(2,),
     size_max_params=5_000_000,
+    page_presets=("default",),
+    page_steps=2,
+    wrk_seconds=1.0,
+    wrk_connections=2,
+    class_students=3,
+    class_period=1.0,
+    class_seconds=2.0,
 )
 
 
@@ -328,26 +336,35 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
             "big_bare_forward_s": bare,
         }
 
-        # 2. Requests/s: /api/forward at S against /api/health, same server and client load.
+        # 2. Requests/s by wrk: /api/forward at S against the benchmark's own trivial app
+        #    (and wrk's own ceiling); without wrk, the asyncio client against /api/health.
         s = plan.sizes["S"]
-        health, forward = interleaved(server.base, s.body(), plan)
-        ratio = forward.rps / health.rps if health.rps else 0.0
-        per_health = 1.0 / health.rps if health.rps else float("nan")
-        best = per_health / (per_health + flops_ms(s) / 1000 / 2)  # 2 cores share the compute
-        rows.append(
-            Row(
-                f"rps /api/forward ÷ /api/health at S ({forward.rps:.0f} / {health.rps:.0f})",
-                f"{ratio:.2f}",
-                ">= 0.5",
-                ratio >= 0.5,
-                f"<= {best:.3f} (S forward {flops_ms(s) * 1000:.1f} µs of FLOPs)",
+        if wrk.available():
+            found, wrk_raw = live.wrk_rows(
+                server.base, s.body(), plan.wrk_seconds, plan.wrk_connections
             )
-        )
-        raw |= {
-            "rps_health": health.rps,
-            "rps_forward_S": forward.rps,
-            "errors": health.errors + forward.errors,
-        }
+            rows += [Row(**r) for r in found]
+            raw |= wrk_raw
+            raw["errors"] = wrk_raw["wrk_errors"]
+        else:
+            health, forward = interleaved(server.base, s.body(), plan)
+            ratio = forward.rps / health.rps if health.rps else 0.0
+            per_health = 1.0 / health.rps if health.rps else float("nan")
+            best = per_health / (per_health + flops_ms(s) / 1000 / 2)  # 2 cores share the compute
+            rows.append(
+                Row(
+                    f"rps /api/forward ÷ /api/health at S ({forward.rps:.0f} / {health.rps:.0f})",
+                    f"{ratio:.2f}",
+                    ">= 0.5",
+                    ratio >= 0.5,
+                    f"<= {best:.3f} (S forward {flops_ms(s) * 1000:.1f} µs of FLOPs)",
+                )
+            )
+            raw |= {
+                "rps_health": health.rps,
+                "rps_forward_S": forward.rps,
+                "errors": health.errors + forward.errors,
+            }
 
         # 3. Request latency at L against the bare forward pass of the same tensors.
         big_l = plan.sizes["L"]
@@ -403,42 +420,36 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
         )
         raw |= {"largest_body_bytes": largest, "largest_body_where": where}
 
-        # 5. Slider input -> plotly_afterplot in headless Chromium.
+        # 5. One Tokens step of the page as it opens, per preset (issue 11's table), in
+        #    headless Chromium; its request mix is then replayed by a class of students.
+        mix = classroom.load_mix()
         if with_browser and chromium_available():
-            targets = {"S": (30, 60), "M": (60, 120), "L": (120, 250)}
-            sizes = {
-                n: (plan.sizes[n].tokens, plan.sizes[n].d_model, plan.sizes[n].d_ff)
-                for n in plan.browser_sizes
-            }
-            found = measure_sliders(server.base, sizes, plan.browser_steps)
-            for name, result in found.items():
-                t50, t95 = targets[name]
-                p50_ms, p95_ms = result.p(50), result.p(95)
-                size = plan.sizes[name]
-                charts = result.charts_p50()
-                floor = max(limits.FRAME_MS, charts * result.plotly_floor_ms)
-                rows.append(
-                    Row(
-                        f"slider -> afterplot at {name} p50 / p95 (fetch p50 "
-                        f"{result.network_p50():.0f} ms, {charts} charts)",
-                        f"{p50_ms:.0f} / {p95_ms:.0f} ms",
-                        f"<= {t50} / {t95} ms",
-                        p50_ms <= t50 and p95_ms <= t95,
-                        f">= {floor:.0f} ms (max of 1 frame, {charts} x Plotly.react floor "
-                        f"{result.plotly_floor_ms:.1f} ms) + {ms(flops_ms(size))} (FLOPs)",
-                    )
-                )
-                raw[f"browser_{name}"] = asdict(result)
+            cores = os.cpu_count() or 1
+            found, steps = live.page_rows(
+                server.base, list(plan.page_presets), plan.page_steps, gflops, bandwidth, cores
+            )
+            rows += [Row(**r) for r in found]
+            raw["page_steps"] = {k: asdict(v) for k, v in steps.items()}
+            if "default" in steps and steps["default"].mix:
+                mix = steps["default"].mix
         else:
             rows.append(
                 Row(
-                    "slider -> afterplot",
+                    "page: visible plots redrawn / last request done / bytes per step",
                     "skipped",
                     "see README",
                     None,
                     "Chromium not run" if with_browser else "--no-browser",
                 )
             )
+
+        # 5b. A class at once: the default step's mix from many students, one process, then
+        #     through nginx in front of two processes.
+        found, class_raw = live.class_rows(
+            server.base, mix, plan.class_students, plan.class_period, plan.class_seconds
+        )
+        rows += [Row(**r) for r in found]
+        raw |= class_raw
 
         # 6. RSS after random valid requests (run last: it churns the weight cache).
         bodies = random_bodies(plan.random_requests, settings, plan.random_max_params)

@@ -32,8 +32,11 @@ if [ "$dev" = 1 ]; then "${pip[@]}" install -e ".[dev]"; else "${pip[@]}" instal
 
 if [ "$dev" = 1 ]; then
   # Debian packages the tests need: Chromium (browser tests), CJK fonts (Chinese
-  # screenshots), Node.js + npm (axe-core and the state.js tests).
+  # screenshots), Node.js + npm (axe-core and the state.js tests); the benchmarks' load
+  # generator wrk and the nginx they put in front of two processes.
   missing=()
+  command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+  [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || missing+=(nginx)
   [ -x /usr/bin/chromium ] || missing+=(chromium)
   dpkg -s fonts-noto-cjk >/dev/null 2>&1 || missing+=(fonts-noto-cjk)
   command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)

@@ -55,17 +55,24 @@ def start_server(
         stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
+    wait_ready(proc, f"{base}/api/health", timeout_s=60)
+    return proc, base
+
+
+def wait_ready(proc: subprocess.Popen[bytes], url: str, timeout_s: float = 60) -> None:
+    """Wait until GET `url` answers 200; stop the process and raise if it does not in time
+    (or exits)."""
+    deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited with {proc.returncode}")
         try:
-            if httpx.get(f"{base}/api/health", timeout=1).status_code == 200:
-                return proc, base
+            if httpx.get(url, timeout=1).status_code == 200:
+                return
         except httpx.HTTPError:
             time.sleep(0.2)
     stop_server(proc)
-    raise RuntimeError("server did not start in 60 s")
+    raise RuntimeError(f"server did not answer {url} in {timeout_s:g} s")
 
 
 def stop_server(proc: subprocess.Popen[bytes]) -> None:

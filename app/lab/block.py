@@ -25,6 +25,7 @@ from app.api.schemas.teaching import (
 )
 from app.config import Settings
 from app.lab import ffn as runner
+from app.lab.display import Group, summarise
 from app.model.activations import get_activation
 from app.model.block import FFNBlock
 from app.model.conv import ConvFeedForward
@@ -34,8 +35,11 @@ from app.services.weight_cache import WeightCache
 SEED_LIMIT = 2**31 - 1
 
 
-def block(req: BlockRequest, cache: WeightCache) -> dict[str, Any]:
-    """Everything POST /api/block returns (see `BlockResponse`)."""
+def block(req: BlockRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+    """Everything POST /api/block returns (see `BlockResponse`).
+
+    The step tensors [T, d_model] share their features: above the display budget they are
+    summarised together (`reduction`); means, stds and norms are of the full rows."""
     model = runner.build_model(req, cache)
     sub_layer = FFNBlock(model, req.norm)
     x = runner.input_tokens(req)
@@ -52,11 +56,14 @@ def block(req: BlockRequest, cache: WeightCache) -> dict[str, Any]:
     shapes = {name: list(t.shape) for name, t in tensors.items()}
     shapes |= {name: list(t.shape) for name, t in model.weights().named().items()}
     shapes["hidden"] = [x.shape[0], model.config.d_ff]
+    starts = {"output": req.feature_start}
+    shown, reduction = summarise([Group(dict(tensors), "output")], settings, req.display, starts)
     return {
         "config": runner.config_out(req, model.config),
         "norm": req.norm,
         "steps": list(trace.steps),
-        "tensors": {name: t.numpy() for name, t in tensors.items()},
+        "tensors": shown,
+        "reduction": reduction,
         "shapes": shapes,
         "row_mean": {name: m["mean"] for name, m in moments.items()},
         "row_std": {name: m["std"] for name, m in moments.items()},
@@ -77,15 +84,12 @@ def _variant_weights(
     req: VariantsRequest, cache: WeightCache, d_ff: int, gated: bool
 ) -> FFNWeights:
     """Seeded weights (W_gate drawn after W1, b1, W2, b2, so W1 is shared); submitted
-    plain weights replace W1, b1, W2, b2 when the width is the requested one."""
+    plain weights replace W1, b1, W2, b2 when the width is the requested one.
+
+    The plain and gated variants get the very same W1, b1, W2, b2 tensors (one cache entry
+    serves both, see `app.services.weight_cache`): equal values in separate copies may be aligned
+    differently in memory and so round differently in the matmul."""
     weights = cache.get(req.d_model, d_ff, req.seed, gated=gated, bias=req.bias)
-    if gated:
-        # The very tensors of the plain variants (equal values, but separate copies may be
-        # aligned differently in memory and so round differently in the matmul).
-        plain_seeded = cache.get(req.d_model, d_ff, req.seed, gated=False, bias=req.bias)
-        weights = replace(
-            weights, w1=plain_seeded.w1, b1=plain_seeded.b1, w2=plain_seeded.w2, b2=plain_seeded.b2
-        )
     submitted = req.weights_arrays
     if submitted is not None and d_ff == req.d_ff:
         plain = {k: torch.from_numpy(v) for k, v in submitted.items()}
@@ -102,6 +106,8 @@ def variants(req: VariantsRequest, cache: WeightCache, settings: Settings) -> di
         else settings.sparsity_threshold
     )
     matched = matched_gated_d_ff(req.d_model, req.d_ff, bias=req.bias)
+    if not req.match_params:  # build the gated entry first: every variant then shares it
+        cache.get(req.d_model, req.d_ff, req.seed, gated=True, bias=req.bias)
     out: list[dict[str, Any]] = []
     reference: torch.Tensor | None = None
     shared_diffs: list[float] = []
@@ -200,12 +206,14 @@ def conv1d_check(req: ForwardRequest, cache: WeightCache) -> dict[str, Any]:
     }
 
 
-def dropout(req: DropoutRequest, cache: WeightCache) -> dict[str, Any]:
+def dropout(req: DropoutRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/dropout returns (see `DropoutResponse`).
 
     Runs the same FFN three ways on the same tokens: train mode with `dropout_seed`, train
     mode with the next seed, eval mode; plus a reference FFN without dropout. W2's input
     in train mode is captured with a forward pre-hook (what W2 really receives).
+    hidden, dropped and kept [T, d_ff] share their units: above the display budget they are
+    summarised together (`reduction`); every statistic is of the full tensors.
     """
     p = req.dropout
     base = runner.build_model(req, cache)
@@ -234,13 +242,20 @@ def dropout(req: DropoutRequest, cache: WeightCache) -> dict[str, Any]:
     )
     expected = torch.where(dropped, torch.zeros_like(train.hidden), train.hidden / (1.0 - p))
     mode_req = req.model_copy(update={"mode": "train"})
+    shown, reduction = summarise(
+        [Group({"hidden": train.hidden, "dropped": dropped, "kept": kept}, "hidden")],
+        settings,
+        req.display,
+        {"hidden": req.unit_start},
+    )
     return {
         "config": runner.config_out(mode_req, config),
         "p": p,
         "scale": 1.0 / (1.0 - p),
-        "hidden": train.hidden.numpy(),
-        "dropped": dropped.numpy(),
-        "kept": kept.numpy(),
+        "hidden": shown["hidden"],
+        "dropped": shown["dropped"],
+        "kept": shown["kept"],
+        "reduction": reduction,
         "dropped_fraction": float(dropped.to(torch.float32).mean()),
         "scaling_max_abs_error": max_abs_diff(kept, expected),
         "train_vs_eval_max_abs_diff": max_abs_diff(train.output, evaluated.output),

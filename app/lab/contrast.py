@@ -18,7 +18,7 @@ from app.api.schemas.teaching import AttentionVsFFNRequest
 from app.config import Settings
 from app.lab import ffn as runner
 from app.model.attention import SelfAttention
-from app.model.ffn import PositionwiseFeedForward
+from app.model.ffn import FFNWeights, PositionwiseFeedForward
 from app.services.weight_cache import WeightCache
 
 
@@ -58,6 +58,14 @@ def _influence(fn: Any, x: torch.Tensor, base: torch.Tensor, nudge: torch.Tensor
     return torch.stack(rows)
 
 
+def _heads_shown(num_heads: int, tokens: int, settings: Settings) -> int:
+    """How many heads' [T, T] weights the answer carries: all of them while the two
+    [h, T, T] tensors fit the display budget, else the first max(1, keep // T^2)."""
+    if 2 * num_heads * tokens * tokens <= settings.display_max_values:
+        return num_heads
+    return max(1, min(num_heads, settings.display_keep_values // (tokens * tokens)))
+
+
 def attention_vs_ffn(
     req: AttentionVsFFNRequest, cache: WeightCache, settings: Settings
 ) -> dict[str, Any]:
@@ -68,7 +76,12 @@ def attention_vs_ffn(
     bit for bit.
     """
     model = runner.build_model(req, cache)
-    attention = SelfAttention(req.d_model, req.num_heads, req.attention_seed, bias=req.bias)
+    attention = SelfAttention(
+        req.d_model,
+        req.num_heads,
+        bias=req.bias,
+        weights=cache.attention(req.d_model, req.attention_seed, bias=req.bias),
+    )
     x = runner.input_tokens(req)
     nudge = nudge_vector(req)
     x_perturbed = nudged(x, req.position, nudge)
@@ -99,10 +112,12 @@ def attention_vs_ffn(
                 attention.forward, x, a_before.output, nudge
             ).numpy()
             ffn_side["influence"] = _influence(ffn, x, f_before, nudge).numpy()
-    row_error = float((a_before.weights.sum(dim=-1) - 1.0).abs().max())
+    row_error = float((a_before.weights.sum(dim=-1) - 1.0).abs().max())  # every head
+    heads = _heads_shown(req.num_heads, t, settings)
     attention_side |= {
-        "weights": a_before.weights.numpy(),
-        "weights_perturbed": a_after.weights.numpy(),
+        "weights": a_before.weights[:heads].numpy(),
+        "weights_perturbed": a_after.weights[:heads].numpy(),
+        "heads_shown": list(range(heads)),
         "row_sums_max_error": row_error,
     }
     return {
@@ -125,6 +140,26 @@ def _linear_layers(model: PositionwiseFeedForward) -> list[dict[str, Any]]:
     ]
 
 
+COLLAPSE_CHECK_FLOPS = 2_000_000_000
+"""FLOPs allowed for the collapsed map W1 W2 in the misconceptions view: the full
+[d_model, d_model] product costs 2 d_model^2 d_ff (369 GFLOP at LLaMA-7B, 16 s here), so
+above this only the first k output features are checked (exact for those features)."""
+
+
+def _collapse_gap(x: torch.Tensor, weights: FFNWeights) -> tuple[float, int]:
+    """(max |(x W1 + b1) W2 + b2 − (x (W1 W2) + b1 W2 + b2)| over the first k output
+    features, k): k = d_model when 2 d_model d_ff k <= COLLAPSE_CHECK_FLOPS allows it."""
+    d_model, d_ff = weights.w1.shape
+    k = max(1, min(d_model, COLLAPSE_CHECK_FLOPS // (2 * d_model * d_ff)))
+    w2 = weights.w2[:, :k]  # [d_ff, k]
+    two_maps = x @ weights.w1
+    collapsed = x @ (weights.w1 @ w2)
+    if weights.b1 is not None:
+        two_maps = two_maps + weights.b1
+        collapsed = collapsed + weights.b1 @ w2
+    return max_abs_diff(two_maps @ w2, collapsed), k
+
+
 def misconceptions(req: PerturbRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/misconceptions returns (see `MisconceptionsResponse`).
 
@@ -132,7 +167,9 @@ def misconceptions(req: PerturbRequest, cache: WeightCache, settings: Settings) 
       max |FFN(a + b) − FFN(a) − FFN(b) + FFN(0)|, zero for any single affine layer;
       `no_activation_gap` is max |(x W1 + b1) W2 + b2 − (x (W1 W2) + b1 W2 + b2)|: without
       the activation the two maps would collapse into one [d_model, d_model] layer (for
-      gated variants this is the up/down path alone). Gated variants also get
+      gated variants this is the up/down path alone; over the first
+      `no_activation_features_checked` output features: all of them up to the paper's
+      base size, see `COLLAPSE_CHECK_FLOPS`). Gated variants also get
       `no_activation_bilinear_gap`, the additivity gap of the gated FFN with the
       activation removed, g(x) = ((x W_gate + b_gate) ⊙ (x W1 + b1)) W2 + b2: a bilinear
       map of x, so the gap is not 0 (Shazeer 2020 calls this variant "Bilinear").
@@ -150,16 +187,19 @@ def misconceptions(req: PerturbRequest, cache: WeightCache, settings: Settings) 
         return model.trace(tokens, dropout_seed=req.dropout_seed).output
 
     with torch.inference_mode():
+        # Passes are reused where the input is the same: FFN(x) is `base`, FFN(0) is one
+        # zero row (position-wise: every zero row gives it), the ladder's T = 1 run is row
+        # 0 run alone and its T = t run is `base`. At LLaMA size every pass reads 541 MB.
         base = ffn(x)
         b = x.flip(0)
-        additivity = max_abs_diff(ffn(x + b), ffn(x) + ffn(b) - ffn(torch.zeros_like(x)))
-        two_maps = x @ weights.w1
-        collapsed = x @ (weights.w1 @ weights.w2)
-        if weights.b1 is not None:
-            two_maps = two_maps + weights.b1
-            collapsed = collapsed + weights.b1 @ weights.w2
-        two_maps = two_maps @ weights.w2
-        no_activation = max_abs_diff(two_maps, collapsed)
+        zero_row = torch.zeros(1, x.shape[1])
+        # FFN(a + b), FFN(b) and FFN(0) in one call of 2T + 1 rows: position-wise, each row
+        # is the FFN of that row (batching may move the last bits, nothing a gap of this
+        # size notices), and at LLaMA size one call reads the 541 MB of weights once.
+        stacked = ffn(torch.cat([x + b, b, zero_row]))
+        f_ab, f_b, zero = stacked[:t], stacked[t : 2 * t], stacked[2 * t :]
+        additivity = max_abs_diff(f_ab, base + f_b - zero)
+        no_activation, checked = _collapse_gap(x, weights)
         bilinear = None
         if weights.w_gate is not None:
 
@@ -173,20 +213,24 @@ def misconceptions(req: PerturbRequest, cache: WeightCache, settings: Settings) 
                 out = (gate * up) @ weights.w2
                 return out if weights.b2 is None else out + weights.b2
 
-            g = gated_without_activation
-            bilinear = max_abs_diff(g(x + b), g(x) + g(b) - g(torch.zeros_like(x)))
+            g = gated_without_activation(torch.cat([x + b, x, b, zero_row]))  # one call
+            g_ab, g_a, g_b, g_zero = g[:t], g[t : 2 * t], g[2 * t : 3 * t], g[3 * t :]
+            bilinear = max_abs_diff(g_ab, g_a + g_b - g_zero)
         stats = compare_outputs(base, ffn(nudged(x, req.position, nudge_vector(req))), req.position)
+        rows = [ffn(x[j : j + 1]) for j in range(t)]
+        row_by_row = max(max_abs_diff(rows[j][0], base[j]) for j in range(t))
         ladder = sorted({1, t, min(2 * t, settings.max_tokens), settings.max_tokens})
         measured: list[int] = []
         for n in ladder:
-            ffn(x[torch.arange(n) % t])
+            if n not in (1, t):  # those two were run above
+                ffn(x[torch.arange(n) % t])
             measured.append(sum(p.numel() for p in model.parameters()))
-        row_by_row = max(max_abs_diff(ffn(x[j : j + 1])[0], base[j]) for j in range(t))
     return {
         "config": runner.config_out(req, model.config),
         "layers": _linear_layers(model),
         "additivity_gap": additivity,
         "no_activation_gap": no_activation,
+        "no_activation_features_checked": checked,
         "no_activation_bilinear_gap": bilinear,
         "mixing": {
             "position": req.position,

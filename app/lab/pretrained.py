@@ -20,6 +20,7 @@ from app.analysis import compare_outputs, flop_count, param_counts, sparsity
 from app.api.schemas.ffn import ForwardRequest, PerturbRequest
 from app.config import Settings
 from app.lab import ffn as runner
+from app.lab.display import Group, summarise
 from app.lab.ffn import random_direction
 from app.model.bert import LayerTrace
 from app.model.ffn import FFNTrace, PositionwiseFeedForward
@@ -99,15 +100,25 @@ def forward(req: ForwardRequest, settings: Settings) -> dict[str, Any]:
         "hidden": list(trace.hidden.shape),
         "output": list(trace.output.shape),
     } | {name: list(w.shape) for name, w in weights.items()}
+    shown, reduction = summarise(
+        [
+            Group({"pre_activation": trace.pre_activation, "hidden": trace.hidden}, "hidden"),
+            Group({"input": trace.input, "output": trace.output}, "output"),
+        ],
+        runner.with_room_for(settings, stats.per_neuron.size + stats.per_token.size),
+        req.display,
+        runner.display_starts(req),
+    )
     return {
         "config": _config_out(req, ffn, t),
         "shapes": shapes,
-        "input": trace.input.numpy(),
-        "pre_activation": trace.pre_activation.numpy(),
+        "input": shown["input"],
+        "pre_activation": shown["pre_activation"],
         "up": None,
-        "hidden": trace.hidden.numpy(),
+        "hidden": shown["hidden"],
         "dropped": None,
-        "output": trace.output.numpy(),
+        "output": shown["output"],
+        "reduction": reduction,
         "sparsity": asdict(stats),
         "params": param_counts(ffn.config),
         "flops": asdict(flop_count(ffn.config, t)),
@@ -202,14 +213,32 @@ def perturb(req: PerturbRequest, settings: Settings) -> dict[str, Any]:
         layer_before = block.trace(original.layer_input).layer_output
         layer_after = block.trace(layer_in).layer_output
     layer_stats = compare_outputs(layer_before, layer_after, req.position)
+    shown, reduction = summarise(
+        [
+            Group(
+                {
+                    "input": original.ffn_input,
+                    "input_perturbed": ffn_in,
+                    "output": before.output,
+                    "output_perturbed": after.output,
+                    "output_delta": torch.from_numpy(stats.delta),
+                },
+                "output_delta",
+            )
+        ],
+        settings,
+        req.display,
+        {"output_delta": req.feature_start},
+    )
     return {
         "config": _config_out(req, block.ffn, t),
         "position": req.position,
-        "input": original.ffn_input.numpy(),
-        "input_perturbed": ffn_in.numpy(),
-        "output": before.output.numpy(),
-        "output_perturbed": after.output.numpy(),
-        "output_delta": stats.delta,
+        "input": shown["input"],
+        "input_perturbed": shown["input_perturbed"],
+        "output": shown["output"],
+        "output_perturbed": shown["output_perturbed"],
+        "output_delta": shown["output_delta"],
+        "reduction": reduction,
         "delta_norm_per_position": stats.delta_norm_per_position,
         "changed_positions": stats.changed_positions,
         "max_abs_change_other_positions": stats.max_abs_change_other_positions,

@@ -85,7 +85,15 @@ class SelfAttention(nn.Module):
         ValueError: for non-positive sizes or d_model not divisible by num_heads.
     """
 
-    def __init__(self, d_model: int, num_heads: int = 1, seed: int = 0, bias: bool = True) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int = 1,
+        seed: int = 0,
+        bias: bool = True,
+        weights: AttentionWeights | None = None,
+    ) -> None:
+        """`weights`, when given, replace the seeded ones (e.g. cached; shapes checked)."""
         super().__init__()
         if d_model < 1 or num_heads < 1:
             raise ValueError(f"d_model and num_heads must be positive, got {d_model}, {num_heads}")
@@ -97,7 +105,10 @@ class SelfAttention(nn.Module):
         self.d_model = d_model
         self.num_heads = num_heads
         self.d_k = d_model // num_heads
-        weights = AttentionWeights.seeded(d_model, seed, bias=bias)
+        if weights is None:
+            weights = AttentionWeights.seeded(d_model, seed, bias=bias)
+        elif tuple(weights.w_q.shape) != (d_model, d_model):
+            raise ValueError(f"w_q has shape {list(weights.w_q.shape)}, expected {d_model}^2")
         self.q = _linear_from(weights.w_q, weights.b_q)
         self.k = _linear_from(weights.w_k, weights.b_k)
         self.v = _linear_from(weights.w_v, weights.b_v)

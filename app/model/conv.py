@@ -7,6 +7,7 @@ the T positions: exactly W1 applied to every token.
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor, nn
 
 from app.model.activations import get_activation
@@ -20,7 +21,10 @@ def _conv_from(weight: Tensor, bias: Tensor | None) -> nn.Conv1d:
     conv: nn.Conv1d = nn.utils.skip_init(  # type: ignore[no-untyped-call]
         nn.Conv1d, fan_in, fan_out, 1, bias=bias is not None
     )
-    conv.weight = nn.Parameter(weight.T.unsqueeze(-1).clone(), requires_grad=False)
+    # A contiguous [out, in, 1] copy whatever the layout of `weight` (a strided kernel would
+    # be reordered by the convolution on every call).
+    kernel = weight.T.unsqueeze(-1).clone(memory_format=torch.contiguous_format)
+    conv.weight = nn.Parameter(kernel, requires_grad=False)
     if bias is not None:
         conv.bias = nn.Parameter(bias.clone(), requires_grad=False)
     return conv

@@ -88,3 +88,37 @@ def test_room_is_made_before_building() -> None:
 def test_size_estimate_is_exact(gated: bool, bias: bool) -> None:
     weights = FFNWeights.seeded(5, 13, 0, gated=gated, bias=bias)
     assert cache_module._seeded_bytes(5, 13, gated=gated, bias=bias) == weights.nbytes
+
+
+def test_one_entry_serves_plain_gated_and_bias_free_variants() -> None:
+    """The plain weights are a prefix of the gated ones and bias=False drops the biases:
+    one entry (the gated one) serves them all with the same tensors and the same values."""
+    cache = WeightCache(10**8)
+    plain = cache.get(8, 32, 3, gated=False, bias=True)
+    gated = cache.get(8, 32, 3, gated=True, bias=False)  # replaces the plain entry
+    assert cache.current_bytes == cache_module._seeded_bytes(8, 32, gated=True, bias=True)
+    again = cache.get(8, 32, 3, gated=False, bias=False)
+    assert again.w1 is gated.w1 and again.b1 is None and again.w_gate is None
+    assert gated.b1 is None and gated.b_gate is None and gated.w_gate is not None
+    for name, fresh in FFNWeights.seeded(8, 32, 3, gated=False, bias=True).named().items():
+        assert torch.equal(getattr(plain, name), fresh), name
+        assert torch.equal(getattr(cache.get(8, 32, 3, gated=False, bias=True), name), fresh)
+    fresh_gated = FFNWeights.seeded(8, 32, 3, gated=True, bias=False)
+    for name, tensor in fresh_gated.named().items():
+        assert torch.equal(getattr(gated, name), tensor), name
+
+
+def test_matrices_are_contiguous_in_paper_orientation() -> None:
+    weights = WeightCache(10**8).get(8, 32, 0, gated=True, bias=True)
+    for name in ("w1", "w2", "w_gate"):
+        tensor = getattr(weights, name)
+        assert tensor.is_contiguous(), name
+    assert weights.w1.shape == (8, 32) and weights.w2.shape == (32, 8)
+
+
+def test_models_of_one_entry_differ_by_bias() -> None:
+    cache = WeightCache(10**8)
+    with_bias = cache.model(FFNConfig(8, 32, "relu", bias=True), seed=1)
+    without = cache.model(FFNConfig(8, 32, "relu", bias=False), seed=1)
+    assert with_bias.w1.bias is not None and without.w1.bias is None
+    assert with_bias.w1.weight.data_ptr() == without.w1.weight.data_ptr()

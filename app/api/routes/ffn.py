@@ -22,7 +22,7 @@ from app.config import Settings, get_settings
 from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
 from app.model.ffn import FFNConfig
-from app.services.compute import ComputePools, Cost, checkpoint, estimate_cost
+from app.services.compute import Cost, checkpoint, estimate_cost, run_request
 from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["ffn"])
@@ -69,11 +69,8 @@ async def _run(request: Request, req: ForwardRequest, passes: int, work: Any) ->
     settings = get_settings()
     cache: WeightCache = request.app.state.weight_cache
     cost = _cost(req, settings, passes)
-    if req.model is None and cost.flops <= settings.inline_max_flops:
-        response: Response = work(req, cache, settings)
-        return response
-    pools: ComputePools = request.app.state.compute_pools
-    return await pools.run(lambda: work(req, cache, settings), cost)
+    inline = req.model is None and cost.flops <= settings.inline_max_flops
+    return await run_request(request, lambda: work(req, cache, settings), cost, inline)
 
 
 @router.post("/forward", response_model=ForwardResponse, responses=ERRORS)

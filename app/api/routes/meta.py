@@ -8,22 +8,26 @@ import fastapi
 import numpy
 import plotly
 import torch
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 import app
 from app.analysis import param_counts
-from app.api.schemas.responses import ActivationOut, HealthOut, PresetOut
+from app.api.schemas.responses import ActivationOut, ComputeStatsOut, HealthOut, PresetOut
 from app.model.activations import ACTIVATIONS
 from app.model.ffn import FFNConfig
 from app.model.presets import PRESETS
+from app.services.compute import ComputePools
 
 router = APIRouter(prefix="/api", tags=["meta"])
 
 
 @router.get("/health", response_model=HealthOut)
-def get_health() -> HealthOut:
-    """Liveness, with the versions of the libraries that compute the numbers."""
+async def get_health(request: Request) -> HealthOut:
+    """Liveness, with the versions of the libraries that compute the numbers and this
+    process's compute counters."""
+    pools: ComputePools | None = getattr(request.app.state, "compute_pools", None)
     return HealthOut(
+        compute=None if pools is None else ComputeStatsOut(**pools.stats()),
         status="ok",
         version=app.__version__,
         torch=torch.__version__,

@@ -9,6 +9,7 @@ from app.analysis.neuron import nearest_tokens, top_tokens
 from app.api.deps import SettingsDep
 from app.api.schemas.pretrained import NearTokenOut, NeuronRequest, NeuronResponse, TopTokenOut
 from app.lab.pretrained import encode_text, invalid, load_model
+from app.services.compute import apply_torch_threads
 from app.services.corpus_cache import get_corpus_index
 
 router = APIRouter(prefix="/api", tags=["neuron"])
@@ -24,7 +25,12 @@ APPROXIMATION = (
 @router.post("/neuron", response_model=NeuronResponse)
 async def post_neuron(req: NeuronRequest, settings: SettingsDep) -> NeuronResponse:
     """A hidden unit's key (where it fires) and value (what it adds to the output)."""
-    return await run_in_threadpool(_neuron, req, settings)
+
+    def work() -> NeuronResponse:
+        apply_torch_threads(settings.torch_threads)  # the same numbers whatever the thread
+        return _neuron(req, settings)
+
+    return await run_in_threadpool(work)
 
 
 def _neuron(req: NeuronRequest, settings: SettingsDep) -> NeuronResponse:

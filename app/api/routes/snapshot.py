@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 
-from app.api.deps import CacheDep, SettingsDep
 from app.api.schemas.ffn import SnapshotRequest
+from app.config import get_settings
 from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
 from app.lab.snapshot import render_snapshot
+from app.services.compute import Cost, estimate_cost, run_request
+from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["export"])
 
@@ -29,14 +31,27 @@ def run_name(config: dict[str, Any]) -> str:
 
 
 @router.post("/snapshot", response_class=HTMLResponse)
-def post_snapshot(req: SnapshotRequest, cache: CacheDep, settings: SettingsDep) -> HTMLResponse:
-    """Render the flow, sparsity and perturbation views into one offline HTML file."""
+async def post_snapshot(req: SnapshotRequest, request: Request) -> Response:
+    """Render the flow, sparsity and perturbation views into one offline HTML file.
+
+    Runs in the compute pools like /api/forward (three passes: forward, perturb's two),
+    so its numbers are computed with the same torch thread setting as the page's."""
+    settings = get_settings()
+    cache: WeightCache = request.app.state.weight_cache
+
+    def work() -> Response:
+        if req.model is not None:
+            forward = runner_pretrained.forward(req, settings)
+            perturb = runner_pretrained.perturb(req, settings)
+        else:
+            forward = runner.forward(req, cache, settings)
+            perturb = runner.perturb(req, cache, settings)
+        html = render_snapshot(forward, perturb, req.lang)
+        name = f"{run_name(forward['config'])}_snapshot.html"
+        disposition = {"Content-Disposition": f'attachment; filename="{name}"'}
+        return HTMLResponse(html, headers=disposition)
+
+    cost = estimate_cost(req.ffn_config(), req.token_count, settings, passes=3)
     if req.model is not None:
-        forward = runner_pretrained.forward(req, settings)
-        perturb = runner_pretrained.perturb(req, settings)
-    else:
-        forward = runner.forward(req, cache, settings)
-        perturb = runner.perturb(req, cache, settings)
-    html = render_snapshot(forward, perturb, req.lang)
-    name = f"{run_name(forward['config'])}_snapshot.html"
-    return HTMLResponse(html, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+        cost = Cost(cost.params, cost.flops, "heavy")
+    return await run_request(request, work, cost)

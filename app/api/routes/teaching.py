@@ -1,12 +1,21 @@
 """POST endpoints of the teaching views: the FFN against attention, in its block, its
-variants, its budget, the Conv1d identity, dropout and common misconceptions."""
+variants, its budget, the Conv1d identity, dropout and common misconceptions.
+
+Like /api/forward, each runs in the compute pool of its estimated cost (the FFN passes
+its runner makes), within the time budget, dropped before it starts when its client is
+gone or a newer request with the same supersede key came (see `app.services.compute`); tiny
+ones run inline on the event loop. The answer is encoded in the same worker thread.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from collections.abc import Callable
+from typing import Any
 
-from app.api.deps import CacheDep, SettingsDep
+from fastapi import APIRouter, Request, Response
+
 from app.api.encoding import json_response
+from app.api.schemas.ffn import ForwardRequest
 from app.api.schemas.teaching import (
     AttentionVsFFNRequest,
     AttentionVsFFNResponse,
@@ -23,53 +32,75 @@ from app.api.schemas.teaching import (
     VariantsRequest,
     VariantsResponse,
 )
+from app.config import Settings, get_settings
 from app.lab import block as runner_block
 from app.lab import contrast as runner_contrast
+from app.services.compute import checkpoint, estimate_cost, run_request
+from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["teaching"])
 
+Work = Callable[[WeightCache, Settings], dict[str, Any]]
+
+
+async def _run(request: Request, req: ForwardRequest, passes: int, work: Work) -> Response:
+    """`work(cache, settings)` encoded as JSON, inline or in a pool by its cost
+    (`passes` forward passes of the request's FFN: the runner's own count)."""
+    settings = get_settings()
+    cache: WeightCache = request.app.state.weight_cache
+    cost = estimate_cost(req.ffn_config(), req.token_count, settings, passes)
+
+    def compute() -> Response:
+        content = work(cache, settings)
+        checkpoint()
+        return json_response(content)
+
+    inline = cost.flops <= settings.inline_max_flops and cost.cost_class == "light"
+    return await run_request(request, compute, cost, inline)
+
 
 @router.post("/attention-vs-ffn", response_model=AttentionVsFFNResponse)
-def post_attention_vs_ffn(
-    req: AttentionVsFFNRequest, cache: CacheDep, settings: SettingsDep
-) -> Response:
+async def post_attention_vs_ffn(req: AttentionVsFFNRequest, request: Request) -> Response:
     """Nudge one token; compare ‖Δ output‖ per position of self-attention and the FFN."""
-    return json_response(runner_contrast.attention_vs_ffn(req, cache, settings))
+    passes = 2 + (2 * req.token_count if req.influence else 0)
+    return await _run(
+        request, req, passes, lambda c, s: runner_contrast.attention_vs_ffn(req, c, s)
+    )
 
 
 @router.post("/block", response_model=BlockResponse)
-def post_block(req: BlockRequest, cache: CacheDep) -> Response:
+async def post_block(req: BlockRequest, request: Request) -> Response:
     """The FFN sub-layer with its residual add and LayerNorm (post- or pre-norm), step by step."""
-    return json_response(runner_block.block(req, cache))
+    return await _run(request, req, 1, lambda c, s: runner_block.block(req, c, s))
 
 
 @router.post("/variants", response_model=VariantsResponse)
-def post_variants(req: VariantsRequest, cache: CacheDep, settings: SettingsDep) -> Response:
+async def post_variants(req: VariantsRequest, request: Request) -> Response:
     """The same input and W1 through ReLU, GELU, SiLU, SwiGLU, GeGLU and GeGLU (tanh)."""
-    return json_response(runner_block.variants(req, cache, settings))
+    return await _run(request, req, 6, lambda c, s: runner_block.variants(req, c, s))
 
 
 @router.post("/budget", response_model=BudgetResponse)
-def post_budget(req: BudgetRequest, settings: SettingsDep) -> Response:
-    """Parameters and FLOPs of the FFN against self-attention, for this T and over T."""
-    return json_response(runner_block.budget(req, settings))
+async def post_budget(req: BudgetRequest) -> Response:
+    """Parameters and FLOPs of the FFN against self-attention, for this T and over T
+    (formulas only: answered on the event loop)."""
+    return json_response(runner_block.budget(req, get_settings()))
 
 
 @router.post("/conv1d-check", response_model=Conv1dResponse)
-def post_conv1d_check(req: SeededForwardRequest, cache: CacheDep) -> Response:
+async def post_conv1d_check(req: SeededForwardRequest, request: Request) -> Response:
     """max |FFN(x) − Conv1d(Conv1d(x))| with kernel-size-1 convolutions of the same weights."""
-    return json_response(runner_block.conv1d_check(req, cache))
+    return await _run(request, req, 2, lambda c, s: runner_block.conv1d_check(req, c))
 
 
 @router.post("/dropout", response_model=DropoutResponse)
-def post_dropout(req: DropoutRequest, cache: CacheDep) -> Response:
+async def post_dropout(req: DropoutRequest, request: Request) -> Response:
     """Dropout in train mode (mask, 1/(1-p) scaling) against eval mode (identity)."""
-    return json_response(runner_block.dropout(req, cache))
+    return await _run(request, req, 4, lambda c, s: runner_block.dropout(req, c, s))
 
 
 @router.post("/misconceptions", response_model=MisconceptionsResponse)
-def post_misconceptions(
-    req: SeededPerturbRequest, cache: CacheDep, settings: SettingsDep
-) -> Response:
+async def post_misconceptions(req: SeededPerturbRequest, request: Request) -> Response:
     """Checks: two linear maps not one, no mixing of tokens, one W1 for every position."""
-    return json_response(runner_contrast.misconceptions(req, cache, settings))
+    passes = 6 + req.token_count
+    return await _run(request, req, passes, lambda c, s: runner_contrast.misconceptions(req, c, s))

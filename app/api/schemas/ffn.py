@@ -137,6 +137,8 @@ class ForwardRequest(BaseModel):
                 f"d_model={self.d_model}, d_ff={self.d_ff} ({self.activation}) needs "
                 f"{params:,} parameters; the limit is {settings.max_params:,}"
             )
+        if self.include_weights:
+            _check_weights_in_answer(self.model, params, settings.display_max_values)
         if self.tokens is not None and self.num_tokens is not None:
             raise ValueError("give either tokens or num_tokens, not both")
         if self.tokens is not None:
@@ -206,6 +208,21 @@ class ForwardRequest(BaseModel):
     def weights_arrays(self) -> dict[str, npt.NDArray[np.float32]] | None:
         """The validated user weights by name, float32, or None for seeded weights."""
         return self._weights
+
+
+def _check_weights_in_answer(model: str | None, params: int, limit: int) -> None:
+    """include_weights is refused (422) when the weights would make the answer big: more
+    than `limit` numbers (the display budget of one answer, about 1 MB as JSON)."""
+    if model is not None:  # the pretrained FFN layer: W1, b1, W2, b2 of width 384 -> 1536
+        d = PRETRAINED_D_MODEL
+        params = 2 * d * 4 * d + 4 * d + d
+    if params > limit:
+        raise ValueError(
+            f"include_weights = true: this FFN has {params:,} weights and biases, but an "
+            f"answer carries at most {limit:,} numbers (about 1 MB). Seeded weights are "
+            "rebuilt exactly from the seed (the page's PyTorch export does it); ask for "
+            "include_weights only for smaller sizes."
+        )
 
 
 def _check_max(field: str, value: int, limit: int) -> None:

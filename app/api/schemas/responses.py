@@ -227,6 +227,23 @@ class PresetOut(BaseModel):
     tokens: Matrix | None
 
 
+class ComputeStatsOut(BaseModel):
+    """Counters of the compute pools since the process started (see app/api/compute.py)."""
+
+    started: int = Field(description="computations started in a pool")
+    finished: int = Field(description="computations that ran to the end")
+    running: int = Field(description="computations running now")
+    dropped_disconnected: int = Field(description="not started: the client had gone")
+    dropped_superseded: int = Field(
+        description="not started: a newer request with the same X-FFN-Lab-Supersede came"
+    )
+    stopped_superseded: int = Field(description="stopped at a checkpoint: superseded")
+    timed_out: int = Field(description="answered 503: over the time budget")
+    max_stale_running: int = Field(
+        description="most computations running at once whose answer was already superseded"
+    )
+
+
 class HealthOut(BaseModel):
     """Liveness and versions."""
 
@@ -237,6 +254,9 @@ class HealthOut(BaseModel):
     fastapi: str
     plotly: str
     python: str
+    compute: ComputeStatsOut | None = Field(
+        None, description="this process's compute counters (null before the app started)"
+    )
 
 
 class ErrorOut(BaseModel):

@@ -14,7 +14,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.api.schemas.ffn import SEED_MAX, ForwardRequest, Matrix, PerturbRequest, Vector, _check_max
-from app.api.schemas.responses import ConfigOut, FlopsOut, SparsityOut
+from app.api.schemas.responses import ConfigOut, FlopsOut, ReductionOut, SparsityOut
 from app.config import get_settings
 from app.model.activations import get_activation
 from app.model.ffn import FFNConfig, expected_shapes
@@ -165,8 +165,14 @@ class DeltaOut(BaseModel):
 class AttentionSideOut(DeltaOut):
     """The attention side: the same numbers plus its weights."""
 
-    weights: list[Matrix] = Field(description="[h, T, T] attention weights, rows sum to 1")
-    weights_perturbed: list[Matrix] = Field(description="[h, T, T] after the nudge")
+    weights: list[Matrix] = Field(
+        description="[h', T, T] attention weights of heads `heads_shown` (all h unless "
+        "h T^2 is over the display budget), rows sum to 1"
+    )
+    weights_perturbed: list[Matrix] = Field(description="[h', T, T] after the nudge")
+    heads_shown: list[int] | None = Field(
+        None, description="the heads whose weights are sent (consecutive from 0)"
+    )
     row_sums_max_error: float = Field(description="max |Σ_k a_jk − 1|")
 
 
@@ -187,7 +193,12 @@ class BlockResponse(BaseModel):
     config: ConfigOut
     norm: Literal["post", "pre"]
     steps: list[str]
-    tensors: dict[str, Matrix] = Field(description="step -> [T, d_model]")
+    tensors: dict[str, Matrix] = Field(
+        description="step -> [T, d_model] (columns as in `reduction` when summarised)"
+    )
+    reduction: ReductionOut | None = Field(
+        None, description="what was summarised for display; null when sent whole"
+    )
     shapes: dict[str, list[int]]
     row_mean: dict[str, Vector] = Field(description="step -> [T] mean of each row")
     row_std: dict[str, Vector] = Field(description="step -> [T] std of each row")
@@ -245,9 +256,12 @@ class DropoutResponse(BaseModel):
     config: ConfigOut
     p: float
     scale: float
-    hidden: Matrix
+    hidden: Matrix = Field(description="[T, d_ff] (columns as in `reduction` when summarised)")
     dropped: list[list[bool]]
     kept: Matrix = Field(description="[T, d_ff], what W2 receives in train mode")
+    reduction: ReductionOut | None = Field(
+        None, description="what was summarised for display; null when sent whole"
+    )
     dropped_fraction: float
     scaling_max_abs_error: float
     train_vs_eval_max_abs_diff: float
@@ -263,6 +277,10 @@ class MisconceptionsResponse(BaseModel):
     layers: list[dict[str, Any]]
     additivity_gap: float
     no_activation_gap: float
+    no_activation_features_checked: int = Field(
+        description="output features the no-activation gap was checked on (d_model up to "
+        "the paper's base size; the first k of them beyond, where W1 W2 would cost minutes)"
+    )
     no_activation_bilinear_gap: float | None = Field(
         None,
         description="gated only: max |g(a+b) - g(a) - g(b) + g(0)| of the gated FFN without "

@@ -1,0 +1,149 @@
+"""LLaMA-7B warm /api/forward, taken apart (issue 11, item 7): where do the milliseconds go?
+
+In one run, with the same tensors (d_model 4096, d_ff 11008, SwiGLU, no biases, T 8,
+float32), median of `--repeat` calls, for 1 and 2 torch threads:
+
+- the bounds: weight bytes / memory read bandwidth, FLOPs / peak `torch.matmul`;
+- bare torch: the three GEMMs alone, with the weight as `nn.Linear` stores it ([out, in],
+  `F.linear`) and contiguous in the paper's [in, out] (`x @ w`);
+- the model: `PositionwiseFeedForward.trace` on weights of either layout;
+- the server's path without HTTP: `runner.forward` (cache lookup, trace, sparsity,
+  histogram, display summary) and its orjson encoding;
+- the real server: POST /api/forward warm p50 and its Server-Timing split.
+
+    python -m benchmarks.bench_forward [--repeat 15] [--no-server]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import torch
+import torch.nn.functional as F
+
+from app.api.encoding import json_response
+from app.api.schemas.ffn import ForwardRequest
+from app.config import Settings
+from app.lab import ffn as runner
+from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
+from app.services.weight_cache import WeightCache
+from benchmarks import limits
+from benchmarks.server import Server
+
+D_MODEL, D_FF, T = 4096, 11008, 8
+BODY = {"d_model": D_MODEL, "d_ff": D_FF, "activation": "swiglu", "bias": False, "num_tokens": T}
+
+
+def median_ms(fn: Callable[[], Any], repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
+
+
+def measure_in_process(repeat: int) -> list[tuple[str, float]]:
+    """Rows (label, ms) for the current torch thread count."""
+    rows: list[tuple[str, float]] = []
+    x = torch.randn(T, D_MODEL, generator=torch.Generator().manual_seed(0))
+    seeded = FFNWeights.seeded(D_MODEL, D_FF, 0, gated=True, bias=False)  # [in, out] views
+    out_in = [seeded.w_gate, seeded.w1, seeded.w2]  # of [out, in] storage (nn.Linear's)
+    in_out = [w.contiguous() for w in out_in]  # type: ignore[union-attr]
+    with torch.inference_mode():
+
+        def gemms_linear() -> None:
+            h = F.silu(F.linear(x, out_in[0].T)) * F.linear(x, out_in[1].T)  # type: ignore[union-attr]
+            F.linear(h, out_in[2].T)  # type: ignore[union-attr]
+
+        def gemms_paper() -> None:
+            h = F.silu(x @ in_out[0]) * (x @ in_out[1])
+            h @ in_out[2]
+
+        rows.append(
+            ("bare 3 GEMMs, weights [out, in] (nn.Linear layout)", median_ms(gemms_linear, repeat))
+        )
+        rows.append(("bare 3 GEMMs, weights contiguous [in, out]", median_ms(gemms_paper, repeat)))
+        config = FFNConfig(D_MODEL, D_FF, "swiglu", bias=False)
+        old = PositionwiseFeedForward(config, seeded).eval()
+        rows.append(("model.trace, weights [out, in]", median_ms(lambda: old.trace(x), repeat)))
+    with torch.no_grad():
+        cache = WeightCache(10**9)
+        model = cache.model(config, 0)
+        rows.append(
+            (
+                "model.trace under no_grad, contiguous [in, out]",
+                median_ms(lambda: model.trace(x), repeat),
+            )
+        )
+    with torch.inference_mode():
+        rows.append(
+            (
+                "model.trace under inference_mode, contiguous",
+                median_ms(lambda: model.trace(x), repeat),
+            )
+        )
+    settings = Settings()
+    req = ForwardRequest(**BODY)
+    rows.append(
+        (
+            "runner.forward (cache hit, trace, statistics, summary)",
+            median_ms(lambda: runner.forward(req, cache, settings), repeat),
+        )
+    )
+    content = runner.forward(req, cache, settings)
+    rows.append(
+        ("orjson encoding of the answer", median_ms(lambda: json_response(content), repeat))
+    )
+    return rows
+
+
+def measure_server(repeat: int, threads: int) -> tuple[float, dict[str, float]]:
+    """Warm POST /api/forward p50 (ms) on a real server with FFN_LAB_TORCH_THREADS."""
+    env = {"FFN_LAB_TORCH_THREADS": str(threads)}
+    with Server(env=env) as server, httpx.Client(base_url=server.base, timeout=120) as http:
+        http.post("/api/forward", json=BODY).raise_for_status()
+        times: list[float] = []
+        parts: dict[str, list[float]] = {}
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            r = http.post("/api/forward", json=BODY)
+            times.append(time.perf_counter() - t0)
+            for part in r.headers["server-timing"].split(","):
+                name, dur = part.strip().split(";dur=")
+                parts.setdefault(name, []).append(float(dur))
+    return statistics.median(times) * 1000, {k: statistics.median(v) for k, v in parts.items()}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--no-server", action="store_true")
+    args = parser.parse_args(argv)
+    weight_bytes = limits.weight_bytes(D_MODEL, D_FF, "swiglu")
+    flops = limits.ffn_flops(D_MODEL, D_FF, "swiglu", False, T)
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        gflops = limits.matmul_gflops()
+        gbs = limits.read_bandwidth_gbs()
+        print(
+            f"## torch threads {threads}: matmul {gflops:.1f} GFLOP/s, read {gbs:.1f} GB/s -> "
+            f"bound max(weight read {weight_bytes / gbs / 1e6:.1f} ms, FLOPs "
+            f"{flops / gflops / 1e6:.1f} ms)"
+        )
+        for label, value in measure_in_process(args.repeat):
+            print(f"{label:58s} {value:8.1f} ms")
+        if not args.no_server:
+            p50, parts = measure_server(args.repeat, threads)
+            split = ", ".join(f"{k} {v:.1f}" for k, v in parts.items())
+            print(f"{'server POST /api/forward warm p50':58s} {p50:8.1f} ms  ({split})")
+
+
+if __name__ == "__main__":
+    main()
