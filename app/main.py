@@ -18,6 +18,7 @@ from app.api import (
     routes_neuron,
     routes_pretrained,
     routes_snapshot,
+    routes_stack,
     routes_teaching,
 )
 from app.api.compute import ComputePools, apply_torch_threads
@@ -65,5 +66,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_neuron.router)
     app.include_router(routes_teaching.router)
     app.include_router(routes_snapshot.router)
+    app.include_router(routes_stack.router)
     app.include_router(pages.router)
     return app
