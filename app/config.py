@@ -76,6 +76,12 @@ class Settings(BaseSettings):
     max_capacity_widths: int = Field(
         8, ge=1, description="most d_ff values in one /api/train/capacity sweep"
     )
+    train_torch_threads: int = Field(
+        1,
+        ge=1,
+        description="torch intra-op threads of a /api/train step (restored after each chunk); "
+        "tiny models train fastest on one: see benchmarks/bench_train.py",
+    )
     max_concurrent_trainings: int = Field(
         2, ge=1, description="trainings streamed at once; more get a 503 (busy)"
     )

@@ -20,6 +20,7 @@ from app.api import (
     routes_snapshot,
     routes_stack,
     routes_teaching,
+    routes_train,
 )
 from app.api.compute import ComputePools, apply_torch_threads
 from app.api.limits import BodySizeLimitMiddleware
@@ -67,5 +68,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_teaching.router)
     app.include_router(routes_snapshot.router)
     app.include_router(routes_stack.router)
+    app.include_router(routes_train.router)
     app.include_router(pages.router)
     return app
