@@ -7,15 +7,16 @@ from typing import Any
 import torch
 from fastapi import APIRouter, Request, Response
 
-from app.api import runner
+from app.api import runner, runner_pretrained
 from app.api.compute import ComputePools, Cost, checkpoint
 from app.api.encoding import json_response
 from app.api.responses import ErrorOut
 from app.api.schemas_stack import StackRequest, StackResponse
 from app.config import Settings, get_settings
-from app.lab.stack import LayerChange, build_stack, run_stack
+from app.lab.stack import LayerChange, StackResult, build_stack, pretrained_stack, run_stack
 from app.model.cache import WeightCache
 from app.model.ffn import FFNWeights
+from app.model.pretrained import MODEL_ID
 
 router = APIRouter(prefix="/api", tags=["depth"])
 
@@ -39,8 +40,60 @@ def _change(change: LayerChange | None) -> dict[str, Any]:
     }
 
 
+def _nudge(req: StackRequest, d_model: int) -> torch.Tensor | None:
+    if req.position is None:
+        return None
+    given = req.delta_array
+    if given is not None:
+        return torch.from_numpy(given)
+    scale = 1.0 if req.scale is None else req.scale
+    return runner.random_direction(d_model, scale, req.direction_seed)
+
+
+def _threshold(req: StackRequest, settings: Settings) -> float:
+    if req.sparsity_threshold is not None:
+        return req.sparsity_threshold
+    return settings.sparsity_threshold
+
+
+def pretrained_answer(req: StackRequest, settings: Settings) -> dict[str, Any]:
+    """POST /api/stack with a model: the real encoder's layers on the text's embeddings."""
+    model = runner_pretrained.load_model()
+    encoded = runner_pretrained.encode_text(model, req.text or "", settings)
+    t = len(encoded.tokens)
+    if req.position is not None and req.position >= t:
+        raise runner_pretrained.invalid(
+            "position",
+            f"position = {req.position} is out of range: the text has {t} tokens, so position "
+            f"must be in [0, {t - 1}]",
+            req.position,
+        )
+    stack = pretrained_stack(model.encoder, req.n_layers, attention=req.attention)
+    with torch.inference_mode():
+        x = model.encoder.embed(encoded.ids)
+    result = run_stack(
+        stack,
+        x,
+        position=req.position,
+        nudge=_nudge(req, model.config.hidden_size),
+        threshold=_threshold(req, settings),
+        between_passes=checkpoint,
+    )
+    ffn = model.encoder.layer(0).ffn
+    config = runner.config_out(req, ffn.config) | {
+        "num_tokens": t,
+        "input_seed": None,
+        "weights_source": "pretrained",
+        "model": MODEL_ID,
+        "layer": None,
+    }
+    return _answer(req, result, config) | {"tokens": encoded.tokens, "special": encoded.special}
+
+
 def stack_answer(req: StackRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/stack returns (see `StackResponse`)."""
+    if req.model is not None:
+        return pretrained_answer(req, settings)
     config = req.ffn_config()
     submitted = req.weights_arrays
     weights = (
@@ -62,25 +115,18 @@ def stack_answer(req: StackRequest, cache: WeightCache, settings: Settings) -> d
         ),
     )
     checkpoint()
-    x = runner.input_tokens(req)
-    nudge = None
-    if req.position is not None:
-        given = req.delta_array
-        nudge = (
-            torch.from_numpy(given)
-            if given is not None
-            else runner.random_direction(
-                req.d_model, 1.0 if req.scale is None else req.scale, req.direction_seed
-            )
-        )
-    threshold = (
-        req.sparsity_threshold
-        if req.sparsity_threshold is not None
-        else settings.sparsity_threshold
-    )
     result = run_stack(
-        stack, x, position=req.position, nudge=nudge, threshold=threshold, between_passes=checkpoint
+        stack,
+        runner.input_tokens(req),
+        position=req.position,
+        nudge=_nudge(req, req.d_model),
+        threshold=_threshold(req, settings),
+        between_passes=checkpoint,
     )
+    return _answer(req, result, runner.config_out(req, config))
+
+
+def _answer(req: StackRequest, result: StackResult, config: dict[str, Any]) -> dict[str, Any]:
     layers = [
         {
             "index": layer.index,
@@ -95,7 +141,7 @@ def stack_answer(req: StackRequest, cache: WeightCache, settings: Settings) -> d
         for layer in result.layers
     ]
     return {
-        "config": runner.config_out(req, config),
+        "config": config,
         "n_layers": req.n_layers,
         "share_weights": req.share_weights,
         "attention": req.attention,
@@ -118,7 +164,11 @@ async def post_stack(req: StackRequest, request: Request) -> Response:
     cache: WeightCache = request.app.state.weight_cache
     pools: ComputePools = request.app.state.compute_pools
     params, flops = req.stack_params(), req.stack_flops()
-    heavy = params > settings.heavy_min_params or flops > settings.heavy_min_flops
+    heavy = (
+        req.model is not None
+        or params > settings.heavy_min_params
+        or flops > settings.heavy_min_flops
+    )
     cost = Cost(params=params, flops=flops, cost_class="heavy" if heavy else "light")
 
     def work() -> Response:

@@ -17,18 +17,22 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from app.analysis import flop_count, param_counts
 from app.analysis.budget import attention_flop_count
 from app.api.responses import ConfigOut, SparsityOut
-from app.api.schemas import SEED_MAX, ForwardRequest, Vector
-from app.api.schemas_teaching import SeededOnly
+from app.api.schemas import PRETRAINED_D_MODEL, SEED_MAX, ForwardRequest, Vector
 from app.api.values import as_float_array
 from app.config import get_settings
 from app.lab.stack import attention_param_count
+from app.model.ffn import FFNConfig
 
 
-class StackRequest(SeededOnly, ForwardRequest):
+class StackRequest(ForwardRequest):
     """Body of POST /api/stack: the forward body plus the stack's shape.
 
     With `position` (and `scale` or `delta`), token `position` is nudged and both inputs run
     through the whole stack in two separate calls (as /api/perturb does for one FFN).
+
+    With `model` = "minilm-l6" and `text`, the stack is the real encoder's first `n_layers`
+    (1 to 6) layers on the text's embeddings: attention true runs the encoder itself,
+    false each layer's FFN and output LayerNorm alone. Post-norm, no sharing, no weights.
     """
 
     model_config = ConfigDict(
@@ -44,6 +48,14 @@ class StackRequest(SeededOnly, ForwardRequest):
                     "scale": 1.0,
                 },
                 {"d_model": 16, "d_ff": 64, "n_layers": 12, "share_weights": True},
+                {
+                    "model": "minilm-l6",
+                    "text": "The cat sat on the mat.",
+                    "n_layers": 6,
+                    "attention": True,
+                    "position": 2,
+                    "scale": 1.0,
+                },
             ]
         }
     )
@@ -77,6 +89,9 @@ class StackRequest(SeededOnly, ForwardRequest):
     @model_validator(mode="after")
     def _check_stack(self) -> StackRequest:
         settings = get_settings()
+        if self.model is not None:
+            self._check_pretrained_stack()
+            return self
         if self.n_layers > settings.max_layers:
             raise ValueError(
                 f"n_layers = {self.n_layers} is too many: a stack has 1 to "
@@ -111,14 +126,33 @@ class StackRequest(SeededOnly, ForwardRequest):
         self._check_nudge(settings.max_abs_value)
         return self
 
-    def _check_nudge(self, max_abs_value: float) -> None:
+    def _check_pretrained_stack(self) -> None:
+        """Model mode: the real encoder's shape; the position is checked at run time."""
+        if self.n_layers > PRETRAINED_LAYERS:
+            raise ValueError(
+                f"n_layers = {self.n_layers} is too many: {self.model!r} has "
+                f"{PRETRAINED_LAYERS} layers"
+            )
+        if self.share_weights:
+            raise ValueError(
+                f"share_weights is not available with model = {self.model!r}: its layers have "
+                "their own trained weights"
+            )
+        if self.norm != "post":
+            raise ValueError(f"model = {self.model!r} is post-norm (BERT); leave norm out")
+        if self.layer != 0:
+            raise ValueError("layer is not used by the stack: n_layers says how many layers run")
+        self._check_nudge(get_settings().max_abs_value, pretrained=True)
+
+    def _check_nudge(self, max_abs_value: float, pretrained: bool = False) -> None:
         if self.position is None:
             given = [n for n in ("delta", "scale") if getattr(self, n) is not None]
             if given:
                 raise ValueError(f"{given[0]} needs a position: the token to nudge")
             return
         count = self.token_count
-        if self.position >= count:
+        width = PRETRAINED_D_MODEL if pretrained else self.d_model
+        if not pretrained and self.position >= count:
             raise ValueError(
                 f"position = {self.position} is out of range: there are {count} tokens, "
                 f"so position must be in [0, {count - 1}]"
@@ -127,9 +161,9 @@ class StackRequest(SeededOnly, ForwardRequest):
             raise ValueError("give either delta or scale, not both")
         if self.delta is not None:
             delta = as_float_array(self.delta, "delta", ndim=1)
-            if delta.shape[0] != self.d_model:
+            if delta.shape[0] != width:
                 raise ValueError(
-                    f"delta has {delta.shape[0]} numbers; it must have d_model = {self.d_model}"
+                    f"delta has {delta.shape[0]} numbers; it must have d_model = {width}"
                 )
             self._delta = delta
         if self.scale is not None and self.scale > max_abs_value:
@@ -140,19 +174,29 @@ class StackRequest(SeededOnly, ForwardRequest):
         """How many different sets of weights the stack holds (1 when shared)."""
         return 1 if self.share_weights else self.n_layers
 
+    def layer_config(self) -> FFNConfig:
+        """Every layer's FFN shape (the pretrained model's: 384 -> 1536, GELU)."""
+        if self.model is not None:
+            return FFNConfig(PRETRAINED_D_MODEL, 4 * PRETRAINED_D_MODEL, "gelu")
+        return self.ffn_config()
+
     def stack_params(self) -> int:
         """FFN (+ attention) parameters over the distinct layers."""
-        per_layer = param_counts(self.ffn_config())["total"]
+        config = self.layer_config()
+        per_layer = param_counts(config)["total"]
         if self.attention:
-            per_layer += attention_param_count(self.d_model, self.bias)
+            per_layer += attention_param_count(config.d_model, config.bias)
         return self.distinct_layers * per_layer
 
     def stack_flops(self) -> int:
-        """FLOPs of the run: one pass (two with a nudge) through every layer."""
-        t = self.token_count
-        per_layer = flop_count(self.ffn_config(), t).total
+        """FLOPs of the run: one pass (two with a nudge) through every layer (model: at the
+        most tokens a text may give)."""
+        config = self.layer_config()
+        t = get_settings().max_tokens if self.model is not None else self.token_count
+        per_layer = flop_count(config, t).total
         if self.attention:
-            per_layer += attention_flop_count(self.d_model, t, self.num_heads, bias=self.bias).total
+            heads = 12 if self.model is not None else self.num_heads
+            per_layer += attention_flop_count(config.d_model, t, heads, bias=config.bias).total
         passes = 1 if self.position is None else 2
         return passes * self.n_layers * per_layer
 
@@ -160,6 +204,10 @@ class StackRequest(SeededOnly, ForwardRequest):
     def delta_array(self) -> npt.NDArray[np.float32] | None:
         """The validated `delta` [d_model], or None."""
         return self._delta
+
+
+PRETRAINED_LAYERS = 6
+"""Encoder layers of all-MiniLM-L6-v2."""
 
 
 class StackChangeOut(BaseModel):
@@ -216,3 +264,5 @@ class StackResponse(BaseModel):
     )
     delta_norm_per_position: Vector | None
     max_abs_change_other_positions: float | None
+    tokens: list[str] | None = Field(None, description="[T] tokens of `text`; model only")
+    special: list[bool] | None = Field(None, description="[T] true for [CLS]/[SEP]; model only")

@@ -21,6 +21,7 @@ states are two separate forward calls of the same shape, so rows are compared bi
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -32,6 +33,7 @@ from torch import Tensor, nn
 from app.analysis import compare_outputs, param_counts
 from app.analysis.sparsity import DEFAULT_THRESHOLD, SparsityStats, sparsity
 from app.model.attention import SelfAttention
+from app.model.bert import BertEncoder, BertSelfAttention
 from app.model.block import NORMS
 from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
 from app.model.seeding import stream_seed
@@ -56,19 +58,56 @@ def attention_stream(layer: int) -> str:
 
 
 class StackLayer(nn.Module):
-    """One layer: [self-attention sub-layer], then the FFN sub-layer, each residual + LN."""
+    """One layer: [self-attention sub-layer], then the FFN sub-layer, each residual + LN.
+
+    Args:
+        ffn: the layer's FFN.
+        attention: a module mapping [T, d_model] to the attention sub-layer's output
+            (before the residual add), or None for an FFN sub-layer alone.
+        norm: "post" or "pre".
+        attention_norm, ffn_norm: the LayerNorms (default: `nn.LayerNorm(d_model)`).
+    """
 
     def __init__(
-        self, ffn: PositionwiseFeedForward, attention: SelfAttention | None, norm: str
+        self,
+        ffn: PositionwiseFeedForward,
+        attention: nn.Module | None,
+        norm: str,
+        attention_norm: nn.Module | None = None,
+        ffn_norm: nn.Module | None = None,
     ) -> None:
         super().__init__()
         d_model = ffn.config.d_model
         self.norm = norm
         self.ffn = ffn
         self.attention = attention
-        self.attention_norm = nn.LayerNorm(d_model) if attention is not None else None
-        self.ffn_norm = nn.LayerNorm(d_model)
+        self.attention_norm: nn.Module | None = None
+        if attention is not None:
+            self.attention_norm = attention_norm or nn.LayerNorm(d_model)
+        self.ffn_norm = ffn_norm or nn.LayerNorm(d_model)
         self.requires_grad_(False)
+
+
+class BertAttentionOnly(nn.Module):
+    """A BERT layer's attention sub-layer without its residual add and LayerNorm:
+    softmax(q k^T / sqrt(d_head)) v W_o + b_o (the same tensors and the same operations as
+    `app.model.bert.BertSelfAttention.forward`, which then computes LayerNorm(x + this))."""
+
+    def __init__(self, attention: BertSelfAttention) -> None:
+        super().__init__()
+        self.inner = attention
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x float32 [T, d_model] -> [T, d_model]."""
+        att = self.inner
+        q = att._split(att.query(x))  # (heads, T, head_dim)
+        k = att._split(att.key(x))  # (heads, T, head_dim)
+        v = att._split(att.value(x))  # (heads, T, head_dim)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(att.head_dim)  # (heads, T, T)
+        weights = scores.softmax(dim=-1)  # (heads, T, T)
+        context = (weights @ v).transpose(0, 1).reshape(x.shape)  # (T, d_model)
+        out: Tensor = att.dense(context)  # (T, d_model)
+        return out
 
 
 @dataclass(frozen=True)
@@ -115,8 +154,17 @@ def _layer_trace(layer: StackLayer, x: Tensor) -> LayerTrace:
 class Stack(nn.Module):
     """`n_layers` layers applied in order to x float32 [T, d_model] (eval mode, no grad)."""
 
-    def __init__(self, layers: list[StackLayer], shared: bool, submitted: bool = False) -> None:
+    def __init__(
+        self,
+        layers: list[StackLayer],
+        shared: bool,
+        submitted: bool = False,
+        attention_params: int = 0,
+        source: str = "seeded",
+    ) -> None:
         super().__init__()
+        self.attention_params = attention_params
+        self.source = source
         self.modules_in_order = nn.ModuleList(layers)  # registered, for .eval()/.to()
         self.layers: list[StackLayer] = list(layers)  # typed access
         self.shared = shared
@@ -220,7 +268,37 @@ def build_stack(
             if share_weights:
                 shared_ffn, shared_attention = ffn, attn
         layers.append(StackLayer(ffn, attn, norm))
-    return Stack(layers, share_weights, submitted=weights is not None)
+    attention_params = attention_param_count(config.d_model, config.bias) if attention else 0
+    return Stack(layers, share_weights, weights is not None, attention_params)
+
+
+def pretrained_stack(encoder: BertEncoder, n_layers: int, *, attention: bool) -> Stack:
+    """The first `n_layers` layers of a pretrained BERT encoder (post-norm, real weights).
+
+    attention=True: the encoder's own layers (x = LN(x + Attn(x)); x = LN(x + FFN(x)), as
+    `BertEncoder.hidden_states`); attention=False: each layer's FFN and output LayerNorm
+    alone, x = LN(x + FFN(x)), attention removed.
+
+    Raises:
+        StackError: n_layers outside [1, the encoder's layers].
+    """
+    total = encoder.config.num_hidden_layers
+    if not 1 <= n_layers <= total:
+        raise StackError(f"n_layers must be in [1, {total}] for this model, got {n_layers}")
+    layers = []
+    for block in encoder.blocks[:n_layers]:
+        layers.append(
+            StackLayer(
+                block.ffn,
+                BertAttentionOnly(block.attention) if attention else None,
+                "post",
+                attention_norm=block.attention.norm if attention else None,
+                ffn_norm=block.norm,
+            )
+        )
+    d_model = encoder.config.hidden_size
+    attention_params = attention_param_count(d_model, True) if attention else 0
+    return Stack(layers, False, attention_params=attention_params, source="pretrained")
 
 
 def attention_param_count(d_model: int, bias: bool) -> int:
@@ -343,7 +421,12 @@ def run_stack(
     layers: list[LayerResult] = []
     for i, (layer, trace) in enumerate(zip(stack.layers, traces, strict=True)):
         config = layer.ffn.config
-        stream = "submitted" if stack.submitted else ffn_stream(0 if stack.shared else i)
+        if stack.source == "pretrained":
+            stream = f"pretrained layer {i}"
+        elif stack.submitted:
+            stream = "submitted"
+        else:
+            stream = ffn_stream(0 if stack.shared else i)
         layers.append(
             LayerResult(
                 index=i,
@@ -363,11 +446,7 @@ def run_stack(
     first = stack.layers[0]
     distinct = 1 if stack.shared else len(stack.layers)
     ffn_params = param_counts(first.ffn.config)["total"]
-    attention_params = (
-        0
-        if first.attention is None
-        else attention_param_count(first.ffn.config.d_model, first.attention.q.bias is not None)
-    )
+    attention_params = stack.attention_params
     return StackResult(
         layers=layers,
         params_total=distinct * ffn_params,
