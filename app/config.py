@@ -56,6 +56,11 @@ class Settings(BaseSettings):
         ge=0,
         description="largest FLOP budget for the [T, T] influence maps (T extra passes)",
     )
+    max_svd_values: int = Field(
+        4_194_304,
+        ge=1,
+        description="largest W1 (d_model x d_ff entries) /api/cheaper factors by SVD (1024 x 4096)",
+    )
     max_layers: int = Field(12, ge=1, description="most layers in one /api/stack request")
     max_train_steps: int = Field(
         5000, ge=1, description="most optimiser steps in one /api/train run (issue 13)"

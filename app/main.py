@@ -13,6 +13,7 @@ import app as app_package
 from app.api import (
     errors,
     pages,
+    routes_cheaper,
     routes_ffn,
     routes_meta,
     routes_neuron,
@@ -68,6 +69,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_teaching.router)
     app.include_router(routes_snapshot.router)
     app.include_router(routes_stack.router)
+    app.include_router(routes_cheaper.router)
     app.include_router(routes_train.router)
     app.include_router(pages.router)
     return app
