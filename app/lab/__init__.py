@@ -1,4 +1,6 @@
-"""Experiments built on the model: plain arguments in, dataclasses of tensors/arrays out.
+"""Experiments and runs built on the model, without HTTP.
 
-Nothing here knows HTTP, Pydantic or Plotly; domain errors are `ValueError` subclasses.
+The endpoints' runs (ffn, block, contrast, pretrained, snapshot) take validated request
+models; the plain-Python experiments (stack, train, cheaper) take plain arguments and return
+dataclasses of tensors/arrays, with domain errors as `ValueError` subclasses.
 """

@@ -13,8 +13,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.api.responses import ConfigOut, FlopsOut, SparsityOut
-from app.api.schemas import SEED_MAX, ForwardRequest, Matrix, PerturbRequest, Vector, _check_max
+from app.api.schemas.ffn import SEED_MAX, ForwardRequest, Matrix, PerturbRequest, Vector, _check_max
+from app.api.schemas.responses import ConfigOut, FlopsOut, SparsityOut
 from app.config import get_settings
 from app.model.activations import get_activation
 from app.model.ffn import FFNConfig, expected_shapes

@@ -13,13 +13,13 @@ from app.analysis import compare_outputs, flop_count, param_counts
 from app.analysis.budget import attention_flop_count
 from app.analysis.compare import max_abs_diff
 from app.analysis.perturbation import PerturbationStats
-from app.api import runner
-from app.api.schemas import PerturbRequest
-from app.api.schemas_teaching import AttentionVsFFNRequest
+from app.api.schemas.ffn import PerturbRequest
+from app.api.schemas.teaching import AttentionVsFFNRequest
 from app.config import Settings
+from app.lab import ffn as runner
 from app.model.attention import SelfAttention
-from app.model.cache import WeightCache
 from app.model.ffn import PositionwiseFeedForward
+from app.services.weight_cache import WeightCache
 
 
 def nudge_vector(req: PerturbRequest) -> torch.Tensor:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
-from app.api import runner, runner_pretrained
 from app.api.deps import CacheDep, SettingsDep
-from app.api.schemas import SnapshotRequest
-from app.api.snapshot import render_snapshot
+from app.api.schemas.ffn import SnapshotRequest
+from app.lab import ffn as runner
+from app.lab import pretrained as runner_pretrained
+from app.lab.snapshot import render_snapshot
 
 router = APIRouter(prefix="/api", tags=["export"])
 

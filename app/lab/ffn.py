@@ -13,11 +13,9 @@ import torch
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
 from app.analysis.display import histogram
-from app.api.compute import checkpoint
-from app.api.display import Group, summarise
-from app.api.schemas import ForwardRequest, PerturbRequest
+from app.api.schemas.ffn import ForwardRequest, PerturbRequest
 from app.config import Settings
-from app.model.cache import WeightCache
+from app.lab.display import Group, summarise
 from app.model.ffn import (
     FFNConfig,
     FFNTrace,
@@ -25,6 +23,8 @@ from app.model.ffn import (
     PositionwiseFeedForward,
     expected_shapes,
 )
+from app.services.compute import checkpoint
+from app.services.weight_cache import WeightCache
 
 
 def build_model(req: ForwardRequest, cache: WeightCache) -> PositionwiseFeedForward:
@@ -129,6 +129,7 @@ def forward(
         ],
         settings,
         req.display,
+        display_starts(req),
     )
     counts = histogram(trace.pre_activation, settings.histogram_bins)
     return {
@@ -151,6 +152,11 @@ def forward(
         "reduction": reduction,
         "pre_activation_histogram": {"edges": counts.edges, "counts": counts.counts},
     }
+
+
+def display_starts(req: ForwardRequest) -> dict[str, int]:
+    """Where the display windows start, by lead tensor: d_ff units and d_model features."""
+    return {"hidden": req.unit_start, "output": req.feature_start}
 
 
 def shallow_dict(obj: Any) -> dict[str, Any]:
@@ -205,6 +211,7 @@ def perturb(req: PerturbRequest, cache: WeightCache, settings: Settings) -> dict
         ],
         settings,
         req.display,
+        {"output_delta": req.feature_start},
     )
     return {
         "config": config_out(req, model.config),

@@ -7,16 +7,17 @@ from typing import Any
 import torch
 from fastapi import APIRouter, Request, Response
 
-from app.api import runner, runner_pretrained
-from app.api.compute import ComputePools, Cost, checkpoint
 from app.api.encoding import json_response
-from app.api.responses import ErrorOut
-from app.api.schemas_stack import StackRequest, StackResponse
+from app.api.schemas.responses import ErrorOut
+from app.api.schemas.stack import StackRequest, StackResponse
 from app.config import Settings, get_settings
+from app.lab import ffn as runner
+from app.lab import pretrained as runner_pretrained
 from app.lab.stack import LayerChange, StackResult, build_stack, pretrained_stack, run_stack
-from app.model.cache import WeightCache
 from app.model.ffn import FFNWeights
 from app.model.pretrained import MODEL_ID
+from app.services.compute import ComputePools, Cost, checkpoint
+from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["depth"])
 

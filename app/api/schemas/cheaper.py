@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, model_validator
 
-from app.api.responses import ConfigOut
-from app.api.schemas import Matrix, Vector
-from app.api.schemas_teaching import SeededForwardRequest
+from app.api.schemas.ffn import Matrix, Vector
+from app.api.schemas.responses import ConfigOut
+from app.api.schemas.teaching import SeededForwardRequest
 from app.config import get_settings
 
 

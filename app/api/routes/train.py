@@ -26,9 +26,9 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from app.api.encoding import json_response
-from app.api.errors import INTERNAL_ERROR
-from app.api.responses import ErrorOut
-from app.api.schemas_train import CapacityRequest, TrainRequest
+from app.api.middleware.errors import INTERNAL_ERROR
+from app.api.schemas.responses import ErrorOut
+from app.api.schemas.train import CapacityRequest, TrainRequest
 from app.config import get_settings
 from app.lab.train import CapacityPoint, Final, Progress, TrainConfig, capacity_sweep, train
 

@@ -7,13 +7,13 @@ from typing import Any
 import torch
 from fastapi import APIRouter, Request, Response
 
-from app.api import runner
-from app.api.compute import ComputePools, checkpoint, estimate_cost
 from app.api.encoding import json_response
-from app.api.schemas_cheaper import CheaperRequest, CheaperResponse
+from app.api.schemas.cheaper import CheaperRequest, CheaperResponse
 from app.config import get_settings
+from app.lab import ffn as runner
 from app.lab.cheaper import compare
-from app.model.cache import WeightCache
+from app.services.compute import ComputePools, checkpoint, estimate_cost
+from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["teaching"])
 

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from app.api.schemas import SEED_MAX
+from app.api.schemas.ffn import SEED_MAX
 from app.config import get_settings
 from app.lab.train import TrainConfig, model_params, training_flops
 from app.model.activations import ACTIVATIONS, get_activation
