@@ -24,7 +24,8 @@ import time
 import httpx
 import torch
 
-from app.lab.train import Progress, TrainConfig, train, training_flops
+from app.lab.memory import TrainConfig, training_flops
+from app.lab.train import Progress, train
 
 S = {"d_model": 16, "d_ff": 64, "num_pairs": 64, "num_classes": 4, "steps": 300, "lr": 0.03}
 

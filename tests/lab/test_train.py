@@ -6,16 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from app.lab.train import (
-    Final,
-    Progress,
-    TrainConfig,
-    TrainError,
-    capacity_sweep,
-    memory_task,
-    run_to_end,
-    train,
-)
+from app.lab.capacity import capacity_sweep
+from app.lab.memory import TrainConfig, TrainError, memory_task
+from app.lab.train import Final, Progress, run_to_end, train
 from app.model.seeding import generator
 
 S = TrainConfig(d_model=16, d_ff=64, num_pairs=64, num_classes=4, steps=150, lr=0.03, log_every=10)

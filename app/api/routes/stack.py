@@ -13,7 +13,8 @@ from app.api.schemas.stack import StackRequest, StackResponse
 from app.config import Settings, get_settings
 from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
-from app.lab.stack import LayerChange, StackResult, build_stack, pretrained_stack, run_stack
+from app.lab.stack import LayerChange, StackResult, build_stack, run_stack
+from app.lab.stack_pretrained import pretrained_stack
 from app.model.ffn import FFNWeights
 from app.model.pretrained import MODEL_ID
 from app.services.compute import ComputePools, Cost, checkpoint

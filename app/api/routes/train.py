@@ -30,7 +30,9 @@ from app.api.middleware.errors import INTERNAL_ERROR
 from app.api.schemas.responses import ErrorOut
 from app.api.schemas.train import CapacityRequest, TrainRequest
 from app.config import get_settings
-from app.lab.train import CapacityPoint, Final, Progress, TrainConfig, capacity_sweep, train
+from app.lab.capacity import CapacityPoint, capacity_sweep
+from app.lab.memory import TrainConfig
+from app.lab.train import Final, Progress, train
 
 router = APIRouter(prefix="/api", tags=["learning"])
 logger = logging.getLogger(__name__)

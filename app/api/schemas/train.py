@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from app.api.schemas.ffn import SEED_MAX
 from app.config import get_settings
-from app.lab.train import TrainConfig, model_params, training_flops
+from app.lab.memory import TrainConfig, model_params, training_flops
 from app.model.activations import ACTIVATIONS, get_activation
 
 
