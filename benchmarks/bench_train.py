@@ -1,11 +1,11 @@
 """Time-to-learn of the S configuration of issue 13 (d_model 16, d_ff 64, 64 pairs).
 
 Run from the checkout (so its `app` is imported):
-    /work/main/.venv/bin/python -m benchmarks.bench_train [--repeat N] [--no-server]
+    /work/main/.venv/bin/python -m benchmarks.bench_train [--repeat N] [--threads 1,2] [--no-server]
 
 Prints, as medians of N runs after one warm-up (torch's first optimiser step in a process
 is slow):
-  * in-process (`app.lab.train`), per torch thread count: the first step at which every
+  * in-process (`app.lab.train`), per torch thread count (`--threads`, default 1): the first step at which every
     pair is memorised (accuracy 1.0), the wall time to that step, and the full run;
   * over HTTP on a real server (uvicorn, loopback): time from sending POST /api/train to
     the first NDJSON line with accuracy 1.0, and to the final line;
@@ -70,6 +70,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--no-server", action="store_true", help="skip the HTTP measurement")
+    parser.add_argument(
+        "--threads",
+        type=lambda text: [int(n) for n in text.split(",")],
+        default=[1],
+        help="torch thread counts to compare in-process, e.g. 1,2 (2 is slow on a busy machine)",
+    )
     args = parser.parse_args()
     flops = training_flops(TrainConfig(**S, log_every=1))
     torch.set_num_threads(1)
@@ -80,7 +86,7 @@ def main() -> None:
         f"run FLOPs (with a measurement every step) {flops:,}; 1-thread matmul peak "
         f"{peak:.1f} GFLOP/s -> compute bound {flops / peak / 1e9 * 1000:.2f} ms"
     )
-    for threads in (1, 2):
+    for threads in args.threads:
         in_process(threads)  # warm-up
         runs = [in_process(threads) for _ in range(args.repeat)]
         step = statistics.median(r[0] for r in runs)
