@@ -5,8 +5,9 @@ Run from the checkout (so its `app` is imported):
 
 Prints, as medians of N runs after one warm-up (torch's first optimiser step in a process
 is slow):
-  * in-process (`app.lab.train`), per torch thread count (`--threads`, default 1): the first step at which every
-    pair is memorised (accuracy 1.0), the wall time to that step, and the full run;
+  * in-process (`app.lab.train`), per torch thread count (`--threads`, default 1): the
+    first step at which every pair is memorised (accuracy 1.0), the wall time to that
+    step, and the full run;
   * over HTTP on a real server (uvicorn, loopback): time from sending POST /api/train to
     the first NDJSON line with accuracy 1.0, and to the final line;
 with the bound next to each: the run's FLOPs / this machine's single-thread matmul peak
