@@ -34,6 +34,16 @@ export function makeSchema(boot, { steps = 1 } = {}) {
     lesson: { type: "bool", default: false },
     step: { type: "int", default: 1, min: 1, max: steps },
     big: { type: "bool", default: false },
+    // issue 13: the stack panel and the training panel
+    layers: { type: "int", default: 4, min: 1, max: 12 },
+    stack_attention: { type: "bool", default: false },
+    stack_share: { type: "bool", default: false },
+    stack_norm: { type: "enum", default: "post", values: ["post", "pre"] },
+    train_d_ff: { type: "int", default: 64, min: 1, max: 256 },
+    train_act: { type: "enum", default: "relu", values: ["relu", "gelu", "silu"] },
+    train_lr: { type: "float", default: 0.03, min: 0.0001, max: 1 },
+    train_steps: { type: "int", default: 300, min: 1, max: 1000 },
+    train_compare: { type: "bool", default: true },
   };
 }
 

@@ -35,6 +35,8 @@ PANELS: tuple[str, ...] = (
     "budget",
     "dropout",
     "misconceptions",
+    "stack",
+    "train",
 )
 """The page's panels in order: each is templates/partials/_<name>.html."""
 

@@ -56,4 +56,11 @@ export const STEPS = [
   { id: "misconceptions", state: { position: 2, scale: 2 }, panel: ["misconceptions", "perturb"],
     highlight: [["#myth-one-layer", "#flow .flow"], "#myth-mixing", "#myth-own-weights"],
     title: "lesson.misconceptions.title", text: "lesson.misconceptions.text" },
+  { id: "depth", state: { position: 2, scale: 2, layers: 6, stack_attention: false }, panel: ["stack", "perturb"],
+    highlight: [["#plot-stack-delta", "#perturb"], "#stack-changed", "#stack-params"],
+    title: "lesson.depth.title", text: "lesson.depth.text" },
+  { id: "learn", state: { train_d_ff: 64, train_act: "relu", train_lr: 0.03, train_compare: true },
+    panel: ["train", "readout"], panelState: { id: "train", values: { start: true } },
+    highlight: [["#plot-train-accuracy", "#readout"], "#train-progress", "#train-result"],
+    title: "lesson.learn.title", text: "lesson.learn.text" },
 ];
