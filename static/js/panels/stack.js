@@ -29,13 +29,15 @@ function settings() {
 }
 
 function body() {
-  const { layer, ...rest } = base; // the stack runs every layer: `layer` is not used
+  // The stack runs every layer (`layer` is not used) in eval mode (no dropout).
+  const { layer, mode, dropout, dropout_seed, ...rest } = base;
   const s = settings();
   if (rest.model) {
     s.n_layers = Math.min(s.n_layers, MODEL_LAYERS);
     s.share_weights = false;
     s.norm = "post";
   }
+  if (rest.weights) s.share_weights = true; // fixed or typed weights are one FFN: every layer's
   return { ...rest, ...s };
 }
 
@@ -47,8 +49,9 @@ function syncControls() {
   slider.value = String(model ? Math.min(s.n_layers, MODEL_LAYERS) : s.n_layers);
   $("stack-layers-value").textContent = slider.value;
   $("stack-attention").checked = s.attention;
-  $("stack-share").checked = s.share_weights && !model;
-  $("stack-share").disabled = model;
+  const fixed = Boolean(base?.weights);
+  $("stack-share").checked = (s.share_weights && !model) || fixed;
+  $("stack-share").disabled = model || fixed;
   for (const input of document.querySelectorAll('input[name="stack-norm"]')) {
     input.checked = input.value === s.norm;
     input.disabled = model;
@@ -65,6 +68,7 @@ async function render(data) {
   readout($("stack-params"), t("stack.params", {
     total: count(data.params_total), per: count(data.layers[0].params.total), how: shared,
   }), data.params_total);
+  $("stack-eval").hidden = base?.mode !== "train";
   const plots = [];
   if (data.changed_positions) {
     const moved = data.layers.map((l) => l.changed_positions.length);
