@@ -43,6 +43,10 @@ _END = object()
 _END_OF_SWEEP = object()
 
 ERRORS: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "NDJSON: one JSON object per line (see the endpoint's description)",
+        "content": {NDJSON: {"schema": {"type": "string"}}},
+    },
     503: {"model": ErrorOut, "description": "busy: too many trainings at once"},
 }
 
@@ -205,7 +209,7 @@ def _start(
     )
 
 
-@router.post("/train", responses=ERRORS)
+@router.post("/train", responses=ERRORS, response_class=StreamingResponse)
 async def post_train(req: TrainRequest, request: Request) -> Response:
     """Train a small model to memorise random key-value pairs, streamed as NDJSON lines:
     `{"step", "loss", "accuracy", "dead_units"}` every `log_every` steps (and at step 0),
@@ -231,7 +235,7 @@ def _point(point: CapacityPoint) -> dict[str, Any]:
     return dict(vars(point))
 
 
-@router.post("/train/capacity", responses=ERRORS)
+@router.post("/train/capacity", responses=ERRORS, response_class=StreamingResponse)
 async def post_capacity(req: CapacityRequest, request: Request) -> Response:
     """Memorised fraction against d_ff for the same pairs, streamed as NDJSON: one
     `{"point": {...}}` line per trained model (the no-FFN model first), then

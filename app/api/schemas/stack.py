@@ -60,7 +60,7 @@ class StackRequest(ForwardRequest):
         }
     )
 
-    n_layers: int = Field(4, ge=1, description="number of layers, 1 to 12")
+    n_layers: int = Field(4, ge=1, le=12, description="number of layers, 1 to 12")
     share_weights: bool = Field(
         False,
         description="ALBERT-style: one FFN (and one attention) for every layer; its weights "

@@ -6,7 +6,7 @@ a refusal is a 422 naming the field, the value and what is allowed.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -41,6 +41,15 @@ class TrainBase(BaseModel):
     sparsity_threshold: float | None = Field(
         None, ge=0.0, le=1e3, description="|h| below this is inactive (smooth activations)"
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_steps_within_the_limit(cls, data: Any) -> Any:
+        """Without `steps`, the default (300; 500 for a sweep), or the server's most if lower."""
+        if isinstance(data, dict) and "steps" not in data:
+            default = cls.model_fields["steps"].default
+            data = {**data, "steps": min(default, get_settings().max_train_steps)}
+        return data
 
     @field_validator("activation")
     @classmethod
