@@ -44,6 +44,7 @@ export function makeSchema(boot, { steps = 1 } = {}) {
     train_lr: { type: "float", default: 0.03, min: 0.0001, max: 1 },
     train_steps: { type: "int", default: 300, min: 1, max: 1000 },
     train_compare: { type: "bool", default: true },
+    cheap_rank: { type: "int", default: 0, min: 0, max: limits.max_d_model },
   };
 }
 

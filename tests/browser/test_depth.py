@@ -108,3 +108,28 @@ def test_stack_panel_on_the_real_model(page, server_url):  # type: ignore[no-unt
         timeout=TIMEOUT,
     )
     assert page.locator("#stack-share").is_disabled()
+
+
+def test_cheaper_panel_counts(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?panel=cheaper&d_model=16&d_ff=64&cheap_rank=4")
+    wait_rendered(page)
+    page.locator("#cheaper[data-rendered]").wait_for(state="attached", timeout=TIMEOUT)
+
+    def params(name: str) -> int:
+        cell = page.locator(f'#cheaper-rows tr[data-name="{name}"] td').first
+        return int(cell.get_attribute("data-value") or 0)
+
+    assert params("plain") == 2128
+    assert params("low_rank") == 4 * (16 + 64) + 64 + 64 * 16 + 16
+    assert params("stacked") == (16 * 4 + 4) + 4 * (2 * 4 * 16 + 16 + 4) + (4 * 16 + 16)
+    ratios = page.evaluate("Array.from(document.getElementById('plot-cheaper-ratios').data[0].y)")
+    assert ratios[0] == 1 and ratios[1] == params("low_rank") / 2128
+    page.locator("#cheaper-rank").fill("16")
+    page.locator("#cheaper-rank").dispatch_event("change")
+    page.wait_for_function(
+        "() => document.querySelector('#cheaper-rows tr[data-name=\"low_rank\"] td')"
+        ".dataset.value === String(16 * 80 + 64 + 1024 + 16)",
+        timeout=TIMEOUT,
+    )
+    assert "cheap_rank=16" in page.url
+    assert not page.recorder.errors

@@ -30,6 +30,7 @@ STEP_IDS = [
     "swiglu",
     "variants",
     "misconceptions",
+    "cheaper",
     "depth",
     "learn",
 ]

@@ -32,6 +32,7 @@ PANELS: tuple[str, ...] = (
     "attention",
     "block",
     "variants",
+    "cheaper",
     "budget",
     "dropout",
     "misconceptions",

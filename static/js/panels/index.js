@@ -10,3 +10,4 @@ import "./dropout.js";
 import "./misconceptions.js";
 import "./stack.js";
 import "./train.js";
+import "./cheaper.js";
