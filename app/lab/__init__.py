@@ -1,6 +1,16 @@
-"""Experiments and runs built on the model, without HTTP.
+"""FFN Lab as plain Python (no FastAPI, no Pydantic): `from app import lab`.
 
-The endpoints' runs (ffn, block, contrast, pretrained, snapshot) take validated request
-models; the plain-Python experiments (stack, train, cheaper) take plain arguments and return
-dataclasses of tensors/arrays, with domain errors as `ValueError` subclasses.
+- `lab.check(module_or_class, d_model=..., d_ff=...)`: run the FFN debugging checklist on
+  your own `torch.nn.Module` (see `app.lab.checker`); the `ffn-lab check` command runs the
+  same checks on a file, in a subprocess with a time limit.
+- `app.lab.stack` (a stack of layers with their own FFNs), `app.lab.train` (an FFN learning a
+  key-value memory; task and model in `app.lab.memory`), `app.lab.cheaper` (low-rank and
+  stacked FFNs): plain arguments in, dataclasses of tensors/arrays out, domain errors as
+  `ValueError` subclasses (issue 13).
 """
+
+from __future__ import annotations
+
+from app.lab.checker import CannotCheck, CheckReport, CheckResult, check
+
+__all__ = ["CannotCheck", "CheckReport", "CheckResult", "check"]

@@ -134,9 +134,10 @@ class StackedFFN(nn.Module):
                 FFNWeights.seeded(
                     d_inner,
                     4 * d_inner,
-                    stream_seed(seed, f"stacked.ffn{k}"),
+                    seed,
                     gated=self.small.gated,
                     bias=bias,
+                    stream=f"stacked.ffn{k}",
                 ),
             )
             for k in range(num_ffns)

@@ -126,7 +126,7 @@ class MemoryModel(nn.Module):
         if config.ffn:
             ffn_config = FFNConfig(d, config.d_ff, config.activation)
             weights = FFNWeights.seeded(
-                d, config.d_ff, init_seed, gated=ffn_config.gated, bias=True
+                d, config.d_ff, config.seed, gated=ffn_config.gated, bias=True, stream="train.init"
             )
             self.ffn = PositionwiseFeedForward(ffn_config, weights)
         else:

@@ -34,11 +34,8 @@ from app.analysis.sparsity import DEFAULT_THRESHOLD, SparsityStats, sparsity
 from app.model.attention import SelfAttention
 from app.model.block import NORMS
 from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
-from app.model.seeding import stream_seed
 
 F32 = npt.NDArray[np.float32]
-WeightSource = Callable[[int], FFNWeights]
-"""stream seed -> seeded FFN weights (e.g. a `WeightCache` lookup)."""
 
 
 class StackError(ValueError):
@@ -164,16 +161,6 @@ class Stack(nn.Module):
         return traces
 
 
-def stack_ffn_seed(seed: int, layer: int, share_weights: bool) -> int:
-    """The integer seed of layer `layer`'s FFN weights (layer 0's when shared)."""
-    return stream_seed(seed, ffn_stream(0 if share_weights else layer))
-
-
-def stack_attention_seed(seed: int, layer: int, share_weights: bool) -> int:
-    """The integer seed of layer `layer`'s attention weights (layer 0's when shared)."""
-    return stream_seed(seed, attention_stream(0 if share_weights else layer))
-
-
 def build_stack(
     config: FFNConfig,
     n_layers: int,
@@ -184,21 +171,19 @@ def build_stack(
     norm: str = "post",
     num_heads: int = 1,
     weights: FFNWeights | None = None,
-    weight_source: WeightSource | None = None,
 ) -> Stack:
     """Build the stack (see the module docstring).
 
     Args:
         config: every layer's FFN shape (eval mode: dropout is not applied).
         n_layers: number of layers, >= 1.
-        seed: the user's seed; layer i's streams are derived from it.
+        seed: the user's seed; layer i's FFN is drawn from its stream "layer{i}.weights"
+            and its attention from "layer{i}.attention" (`app.model.seeding`).
         share_weights: one FFN (and one attention) for every layer, ALBERT-style.
         attention: full blocks (attention + FFN) instead of FFN sub-layers alone.
         norm: "post" or "pre".
         num_heads: attention heads (must divide d_model).
         weights: FFN weights for every layer; requires `share_weights`.
-        weight_source: how to get seeded FFN weights from an integer seed (default:
-            `FFNWeights.seeded`).
 
     Raises:
         StackError: n_layers < 1, an unknown norm, weights without share_weights, or a bad
@@ -212,11 +197,14 @@ def build_stack(
         raise StackError("submitted weights are one FFN: they need share_weights = true")
     eval_config = FFNConfig(config.d_model, config.d_ff, config.activation, config.bias)
 
-    def seeded(layer_seed: int) -> FFNWeights:
-        if weight_source is not None:
-            return weight_source(layer_seed)
+    def seeded(layer: int) -> FFNWeights:
         return FFNWeights.seeded(
-            config.d_model, config.d_ff, layer_seed, gated=config.gated, bias=config.bias
+            config.d_model,
+            config.d_ff,
+            seed,
+            gated=config.gated,
+            bias=config.bias,
+            stream=ffn_stream(layer),
         )
 
     layers: list[StackLayer] = []
@@ -227,7 +215,7 @@ def build_stack(
             ffn = shared_ffn
             attn = shared_attention
         else:
-            layer_weights = weights or seeded(stack_ffn_seed(seed, i, share_weights))
+            layer_weights = weights or seeded(i)  # i = 0 when shared: layer 0's weights
             ffn = PositionwiseFeedForward(eval_config, layer_weights)
             ffn.eval()
             attn = None
@@ -236,8 +224,9 @@ def build_stack(
                     attn = SelfAttention(
                         config.d_model,
                         num_heads,
-                        stack_attention_seed(seed, i, share_weights),
+                        seed,
                         bias=config.bias,
+                        stream=attention_stream(i),
                     )
                 except ValueError as error:
                     raise StackError(str(error)) from error

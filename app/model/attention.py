@@ -6,7 +6,8 @@ output row is a weighted sum over all positions: attention mixes tokens, the FFN
 
 Orientation is the paper's (``x @ w_q``), as in `app.model.ffn`; the weights are drawn
 like `FFNWeights.seeded` (PyTorch's default `nn.Linear` initialisation under one seeded
-`torch.Generator`), so the same seed gives the same attention for a given d_model.
+`torch.Generator`, from the seed's own "attention" stream, `app.model.seeding`), so the same
+seed gives the same attention for a given d_model, independent of the FFN's weights.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 from torch import Tensor, nn
 
 from app.model.ffn import _linear_from, _linear_init
+from app.model.seeding import generator as stream_generator
 
 PROJECTIONS: tuple[str, ...] = ("q", "k", "v", "o")
 
@@ -41,12 +43,16 @@ class AttentionWeights:
     b_o: Tensor | None
 
     @classmethod
-    def seeded(cls, d_model: int, seed: int, *, bias: bool) -> AttentionWeights:
+    def seeded(
+        cls, d_model: int, seed: int, *, bias: bool, stream: str = "attention"
+    ) -> AttentionWeights:
         """`nn.Linear`'s default init drawn in the order q, k, v, o (weight then bias each).
 
+        Drawn from the "attention" stream of `seed` (`app.model.seeding.generator`; a stack
+        layer's is "layer{i}.attention").
         Biases are drawn even when `bias=False`, so the weights do not depend on it.
         """
-        generator = torch.Generator().manual_seed(seed)
+        generator = stream_generator(seed, stream)
         drawn = [_linear_init(d_model, d_model, generator) for _ in PROJECTIONS]
         values: dict[str, Tensor | None] = {}
         for name, (w, b) in zip(PROJECTIONS, drawn, strict=True):
@@ -82,7 +88,14 @@ class SelfAttention(nn.Module):
         ValueError: for non-positive sizes or d_model not divisible by num_heads.
     """
 
-    def __init__(self, d_model: int, num_heads: int = 1, seed: int = 0, bias: bool = True) -> None:
+    def __init__(
+        self,
+        d_model: int,
+        num_heads: int = 1,
+        seed: int = 0,
+        bias: bool = True,
+        stream: str = "attention",
+    ) -> None:
         super().__init__()
         if d_model < 1 or num_heads < 1:
             raise ValueError(f"d_model and num_heads must be positive, got {d_model}, {num_heads}")
@@ -94,7 +107,7 @@ class SelfAttention(nn.Module):
         self.d_model = d_model
         self.num_heads = num_heads
         self.d_k = d_model // num_heads
-        weights = AttentionWeights.seeded(d_model, seed, bias=bias)
+        weights = AttentionWeights.seeded(d_model, seed, bias=bias, stream=stream)
         self.q = _linear_from(weights.w_q, weights.b_q)
         self.k = _linear_from(weights.w_k, weights.b_k)
         self.v = _linear_from(weights.w_v, weights.b_v)

@@ -77,7 +77,7 @@ def test_stacked_ffns_from_their_streams(client: TestClient) -> None:
     w_in, b_in = _linear(16, 4, stream_seed(2, "stacked.in"))
     h = x @ w_in + b_in
     for k in range(4):
-        fw = FFNWeights.seeded(4, 16, stream_seed(2, f"stacked.ffn{k}"), gated=False, bias=True)
+        fw = FFNWeights.seeded(4, 16, 2, gated=False, bias=True, stream=f"stacked.ffn{k}")
         w = {n: v.double().numpy() for n, v in fw.named().items()}
         h = h + ref_ffn(h, w["w1"], w["b1"], w["w2"], w["b2"], "relu")["output"]
     w_out, b_out = _linear(4, 16, stream_seed(2, "stacked.out"))

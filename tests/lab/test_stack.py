@@ -51,3 +51,19 @@ def test_domain_errors_are_value_errors() -> None:
 def test_zero_rows_have_no_update_ratio() -> None:
     result = run_stack(build_stack(CONFIG, 1, 0), torch.zeros(2, 8))
     assert torch.isnan(torch.from_numpy(result.layers[0].update_ratio)).all()
+
+
+def test_each_layer_draws_from_its_own_stream() -> None:
+    from app.model.ffn import _linear_init
+    from app.model.seeding import generator
+
+    stack = build_stack(CONFIG, 3, 7, attention=True)
+    for i, layer in enumerate(stack.layers):
+        w1, _ = _linear_init(8, 32, generator(7, f"layer{i}.weights"))
+        assert torch.equal(layer.ffn.weights().w1, w1)
+        assert layer.attention is not None
+        w_q, _ = _linear_init(8, 8, generator(7, f"layer{i}.attention"))
+        assert torch.equal(layer.attention.weights().w_q, w_q)
+    shared = build_stack(CONFIG, 3, 7, share_weights=True)
+    assert all(layer.ffn is shared.layers[0].ffn for layer in shared.layers)
+    assert torch.equal(shared.layers[0].ffn.weights().w1, stack.layers[0].ffn.weights().w1)

@@ -18,7 +18,6 @@ from app.lab.stack_pretrained import pretrained_stack
 from app.model.ffn import FFNWeights
 from app.model.pretrained import MODEL_ID
 from app.services.compute import ComputePools, Cost, checkpoint
-from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["depth"])
 
@@ -92,7 +91,7 @@ def pretrained_answer(req: StackRequest, settings: Settings) -> dict[str, Any]:
     return _answer(req, result, config) | {"tokens": encoded.tokens, "special": encoded.special}
 
 
-def stack_answer(req: StackRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def stack_answer(req: StackRequest, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/stack returns (see `StackResponse`)."""
     if req.model is not None:
         return pretrained_answer(req, settings)
@@ -101,7 +100,7 @@ def stack_answer(req: StackRequest, cache: WeightCache, settings: Settings) -> d
     weights = (
         None
         if submitted is None
-        else FFNWeights(**{k: torch.from_numpy(v) for k, v in submitted.items()})
+        else FFNWeights.from_named({k: torch.from_numpy(v) for k, v in submitted.items()})
     )
     stack = build_stack(
         config,
@@ -112,9 +111,6 @@ def stack_answer(req: StackRequest, cache: WeightCache, settings: Settings) -> d
         norm=req.norm,
         num_heads=req.num_heads,
         weights=weights,
-        weight_source=lambda s: cache.get(
-            config.d_model, config.d_ff, s, gated=config.gated, bias=config.bias
-        ),
     )
     checkpoint()
     result = run_stack(
@@ -163,7 +159,6 @@ async def post_stack(req: StackRequest, request: Request) -> Response:
     """A stack of n_layers layers, each with its own seeded FFN (or one shared, ALBERT-style),
     optionally with self-attention; with `position`, a nudge traced through every layer."""
     settings = get_settings()
-    cache: WeightCache = request.app.state.weight_cache
     pools: ComputePools = request.app.state.compute_pools
     params, flops = req.stack_params(), req.stack_flops()
     heavy = (
@@ -174,7 +169,7 @@ async def post_stack(req: StackRequest, request: Request) -> Response:
     cost = Cost(params=params, flops=flops, cost_class="heavy" if heavy else "light")
 
     def work() -> Response:
-        content = stack_answer(req, cache, settings)
+        content = stack_answer(req, settings)
         checkpoint()
         return json_response(content)
 
