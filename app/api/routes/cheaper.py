@@ -69,6 +69,13 @@ async def post_cheaper(req: CheaperRequest, request: Request) -> Response:
     cost = estimate_cost(req.ffn_config(), req.token_count, get_settings(), passes=3)
 
     def work() -> Response:
-        return json_response(cheaper_answer(req, cache))
+        # One torch thread for this request (restored after): LAPACK's SVD of a 512 x 2048
+        # W1 took 1.7 s on one thread and 50 s on two on a busy 2-core machine.
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return json_response(cheaper_answer(req, cache))
+        finally:
+            torch.set_num_threads(before)
 
     return await pools.run(work, cost)
