@@ -55,6 +55,7 @@ panel({
   id: "cheaper",
   url: "/api/cheaper",
   event: "forward",
+  keys: ["cheap_rank"],
   body: (base) => ({ ...base, rank: rankFor(base) }),
   render,
 });

@@ -115,8 +115,10 @@ async function refresh() {
   }
 }
 
-on("perturb", ({ body: b, state: s }) => {
-  base = b;
+// Every recomputation hands the perturb body to the panels ("compute"); the stack asks for
+// its own answer with it at once.
+on("compute", ({ pBody, state: s }) => {
+  base = pBody;
   state = s;
   syncControls();
   refresh();
