@@ -61,6 +61,40 @@ class Settings(BaseSettings):
         ge=0,
         description="largest FLOP budget for the [T, T] influence maps (T extra passes)",
     )
+    max_svd_values: int = Field(
+        4_194_304,
+        ge=1,
+        description="largest W1 (d_model x d_ff entries) /api/cheaper factors by SVD (1024 x 4096)",
+    )
+    max_layers: int = Field(12, ge=1, description="most layers in one /api/stack request")
+    max_train_steps: int = Field(
+        5000, ge=1, description="most optimiser steps in one /api/train run (issue 13)"
+    )
+    max_train_params: int = Field(
+        500_000, ge=1, description="most trainable parameters of a /api/train model"
+    )
+    max_train_pairs: int = Field(4096, ge=1, description="most key-value pairs in /api/train")
+    max_train_classes: int = Field(1024, ge=2, description="most target classes in /api/train")
+    max_train_seconds: float = Field(
+        60.0, gt=0, description="a /api/train run stops (and says so) after this many seconds"
+    )
+    max_train_work: int = Field(
+        2_000_000_000_000,
+        ge=1,
+        description="most FLOPs (about 3x forward per step) of one /api/train run or sweep",
+    )
+    max_capacity_widths: int = Field(
+        8, ge=1, description="most d_ff values in one /api/train/capacity sweep"
+    )
+    train_torch_threads: int = Field(
+        1,
+        ge=1,
+        description="torch intra-op threads of a /api/train step (restored after each chunk); "
+        "tiny models train fastest on one: see benchmarks/bench_train.py",
+    )
+    max_concurrent_trainings: int = Field(
+        2, ge=1, description="trainings streamed at once; more get a 503 (busy)"
+    )
     max_scatter_points: int = Field(
         2000, ge=1, description="most pre-activations per variant scattered on its curve"
     )

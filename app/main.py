@@ -13,13 +13,16 @@ import app as app_package
 from app.api.middleware import errors
 from app.api.middleware.body_limit import BodySizeLimitMiddleware
 from app.api.middleware.security_headers import SecurityHeadersMiddleware
+from app.api.routes import cheaper as routes_cheaper
 from app.api.routes import ffn as routes_ffn
 from app.api.routes import meta as routes_meta
 from app.api.routes import neuron as routes_neuron
 from app.api.routes import pages
 from app.api.routes import pretrained as routes_pretrained
 from app.api.routes import snapshot as routes_snapshot
+from app.api.routes import stack as routes_stack
 from app.api.routes import teaching as routes_teaching
+from app.api.routes import train as routes_train
 from app.config import Settings, get_settings
 from app.paths import STATIC_DIR
 from app.services.compute import ComputePools, apply_torch_threads
@@ -63,5 +66,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_neuron.router)
     app.include_router(routes_teaching.router)
     app.include_router(routes_snapshot.router)
+    app.include_router(routes_stack.router)
+    app.include_router(routes_cheaper.router)
+    app.include_router(routes_train.router)
     app.include_router(pages.router)
     return app

@@ -41,6 +41,9 @@ SMALL_LIMITS = {
     "FFN_LAB_MAX_D_MODEL": "32",
     "FFN_LAB_MAX_D_FF": "64",
     "FFN_LAB_MAX_PARAMS": "10000",
+    # issue 13: short trainings (the work bound keeps each well under a second)
+    "FFN_LAB_MAX_TRAIN_STEPS": "20",
+    "FFN_LAB_MAX_TRAIN_WORK": "500000000",
 }
 CHECKS = [
     not_a_server_error,

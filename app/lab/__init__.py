@@ -3,6 +3,10 @@
 - `lab.check(module_or_class, d_model=..., d_ff=...)`: run the FFN debugging checklist on
   your own `torch.nn.Module` (see `app.lab.checker`); the `ffn-lab check` command runs the
   same checks on a file, in a subprocess with a time limit.
+- `app.lab.stack` (a stack of layers with their own FFNs), `app.lab.train` (an FFN learning a
+  key-value memory; task and model in `app.lab.memory`), `app.lab.cheaper` (low-rank and
+  stacked FFNs): plain arguments in, dataclasses of tensors/arrays out, domain errors as
+  `ValueError` subclasses (issue 13).
 """
 
 from __future__ import annotations

@@ -43,13 +43,16 @@ class AttentionWeights:
     b_o: Tensor | None
 
     @classmethod
-    def seeded(cls, d_model: int, seed: int, *, bias: bool) -> AttentionWeights:
+    def seeded(
+        cls, d_model: int, seed: int, *, bias: bool, stream: str = "attention"
+    ) -> AttentionWeights:
         """`nn.Linear`'s default init drawn in the order q, k, v, o (weight then bias each).
 
-        Drawn from the "attention" stream of `seed` (`app.model.seeding.generator`).
+        Drawn from the "attention" stream of `seed` (`app.model.seeding.generator`; a stack
+        layer's is "layer{i}.attention").
         Biases are drawn even when `bias=False`, so the weights do not depend on it.
         """
-        generator = stream_generator(seed, "attention")
+        generator = stream_generator(seed, stream)
         drawn = [_linear_init(d_model, d_model, generator) for _ in PROJECTIONS]
         values: dict[str, Tensor | None] = {}
         for name, (w, b) in zip(PROJECTIONS, drawn, strict=True):
@@ -92,8 +95,10 @@ class SelfAttention(nn.Module):
         seed: int = 0,
         bias: bool = True,
         weights: AttentionWeights | None = None,
+        stream: str = "attention",
     ) -> None:
-        """`weights`, when given, replace the seeded ones (e.g. cached; shapes checked)."""
+        """`weights`, when given, replace the seeded ones (e.g. cached; shapes checked);
+        otherwise they are drawn from `stream` of `seed` (see `app.model.seeding`)."""
         super().__init__()
         if d_model < 1 or num_heads < 1:
             raise ValueError(f"d_model and num_heads must be positive, got {d_model}, {num_heads}")
@@ -106,7 +111,7 @@ class SelfAttention(nn.Module):
         self.num_heads = num_heads
         self.d_k = d_model // num_heads
         if weights is None:
-            weights = AttentionWeights.seeded(d_model, seed, bias=bias)
+            weights = AttentionWeights.seeded(d_model, seed, bias=bias, stream=stream)
         elif tuple(weights.w_q.shape) != (d_model, d_model):
             raise ValueError(f"w_q has shape {list(weights.w_q.shape)}, expected {d_model}^2")
         self.q = _linear_from(weights.w_q, weights.b_q)

@@ -45,6 +45,17 @@ export function makeSchema(boot, { steps = 1 } = {}) {
     // own numbers, in the fragment: x = the input rows [T, d_model], w = the typed weights
     x: { type: "matrix", default: null, fragment: true, maxRows: limits.max_tokens, maxCols: limits.max_d_model },
     w: { type: "weights", default: null, fragment: true },
+    // issue 13: the stack panel and the training panel
+    layers: { type: "int", default: 4, min: 1, max: 12 },
+    stack_attention: { type: "bool", default: false },
+    stack_share: { type: "bool", default: false },
+    stack_norm: { type: "enum", default: "post", values: ["post", "pre"] },
+    train_d_ff: { type: "int", default: 64, min: 1, max: 256 },
+    train_act: { type: "enum", default: "relu", values: ["relu", "gelu", "silu"] },
+    train_lr: { type: "float", default: 0.03, min: 0.0001, max: 1 },
+    train_steps: { type: "int", default: 300, min: 1, max: 1000 },
+    train_compare: { type: "bool", default: true },
+    cheap_rank: { type: "int", default: 0, min: 0, max: limits.max_d_model },
   };
 }
 

@@ -30,6 +30,9 @@ STEP_IDS = [
     "swiglu",
     "variants",
     "misconceptions",
+    "cheaper",
+    "depth",
+    "learn",
 ]
 STEP = {step_id: n for n, step_id in enumerate(STEP_IDS, start=1)}
 TIMEOUT = 30_000

@@ -32,9 +32,12 @@ PANELS: tuple[str, ...] = (
     "attention",
     "block",
     "variants",
+    "cheaper",
     "budget",
     "dropout",
     "misconceptions",
+    "stack",
+    "train",
 )
 """The page's panels in order: each is templates/partials/_<name>.html."""
 

@@ -8,3 +8,6 @@ import "./variants.js";
 import "./budget.js";
 import "./dropout.js";
 import "./misconceptions.js";
+import "./stack.js";
+import "./train.js";
+import "./cheaper.js";

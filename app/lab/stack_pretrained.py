@@ -1,0 +1,62 @@
+"""The stack on a real pretrained BERT encoder (all-MiniLM-L6-v2): its first n layers as a
+`app.lab.stack.Stack`, with or without their attention sub-layers."""
+
+from __future__ import annotations
+
+import math
+
+from torch import Tensor, nn
+
+from app.lab.stack import Stack, StackError, StackLayer, attention_param_count
+from app.model.bert import BertEncoder, BertSelfAttention
+
+
+class BertAttentionOnly(nn.Module):
+    """A BERT layer's attention sub-layer without its residual add and LayerNorm:
+    softmax(q k^T / sqrt(d_head)) v W_o + b_o (the same tensors and the same operations as
+    `app.model.bert.BertSelfAttention.forward`, which then computes LayerNorm(x + this))."""
+
+    def __init__(self, attention: BertSelfAttention) -> None:
+        super().__init__()
+        self.inner = attention
+
+    def forward(self, x: Tensor) -> Tensor:
+        """x float32 [T, d_model] -> [T, d_model]."""
+        att = self.inner
+        q = att._split(att.query(x))  # (heads, T, head_dim)
+        k = att._split(att.key(x))  # (heads, T, head_dim)
+        v = att._split(att.value(x))  # (heads, T, head_dim)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(att.head_dim)  # (heads, T, T)
+        weights = scores.softmax(dim=-1)  # (heads, T, T)
+        context = (weights @ v).transpose(0, 1).reshape(x.shape)  # (T, d_model)
+        out: Tensor = att.dense(context)  # (T, d_model)
+        return out
+
+
+def pretrained_stack(encoder: BertEncoder, n_layers: int, *, attention: bool) -> Stack:
+    """The first `n_layers` layers of a pretrained BERT encoder (post-norm, real weights).
+
+    attention=True: the encoder's own layers (x = LN(x + Attn(x)); x = LN(x + FFN(x)), as
+    `BertEncoder.hidden_states`); attention=False: each layer's FFN and output LayerNorm
+    alone, x = LN(x + FFN(x)), attention removed.
+
+    Raises:
+        StackError: n_layers outside [1, the encoder's layers].
+    """
+    total = encoder.config.num_hidden_layers
+    if not 1 <= n_layers <= total:
+        raise StackError(f"n_layers must be in [1, {total}] for this model, got {n_layers}")
+    layers = []
+    for block in encoder.blocks[:n_layers]:
+        layers.append(
+            StackLayer(
+                block.ffn,
+                BertAttentionOnly(block.attention) if attention else None,
+                "post",
+                attention_norm=block.attention.norm if attention else None,
+                ffn_norm=block.norm,
+            )
+        )
+    d_model = encoder.config.hidden_size
+    attention_params = attention_param_count(d_model, True) if attention else 0
+    return Stack(layers, False, attention_params=attention_params, source="pretrained")

@@ -1,0 +1,283 @@
+// Watching an FFN learn a memory: POST /api/train streams NDJSON progress lines; the loss,
+// accuracy and dead-unit curves grow as they arrive, with and without the FFN side by side.
+// Cancel closes the connection (the server stops). The capacity sweep runs on request.
+import { emit, on } from "../bus.js";
+import { bars, lines, SERIES } from "../charts.js";
+import { count, magnitude, percent } from "../format.js";
+import { t } from "../i18n.js";
+import { postNdjson } from "../stream.js";
+
+const $ = (id) => document.getElementById(id);
+const section = $("train");
+const error = section.querySelector(".panel-error");
+const D_FF = [4, 8, 16, 32, 64, 128, 256];
+const ACTIVATIONS = ["relu", "gelu", "silu"];
+const LR = [0.003, 0.01, 0.03, 0.1, 0.3, 1];
+const STEPS = [100, 300, 1000];
+const TASK = { task: "memory", d_model: 16, num_pairs: 64, num_classes: 4 };
+const CAPACITY_WIDTHS = [4, 8, 16, 32, 64, 128];
+
+let state = null;
+let controller = null;
+let capacityController = null;
+let runs = []; // [{ ffn, records: [], final }]
+const deadHistory = new Map(); // "activation lr" -> [{ step, dead }] of finished FFN runs
+let lastCapacity = null;
+
+function settings() {
+  return {
+    d_ff: state?.train_d_ff ?? 64,
+    activation: state?.train_act ?? "relu",
+    lr: state?.train_lr ?? 0.03,
+    steps: state?.train_steps ?? 300,
+    compare: state?.train_compare ?? true,
+    seed: state?.seed ?? 0,
+  };
+}
+
+function fillSelect(el, values, label) {
+  el.replaceChildren(...values.map((v) => new Option(label(v), String(v))));
+}
+
+function setupControls() {
+  fillSelect($("train-d_ff"), D_FF, String);
+  fillSelect($("train-activation"), ACTIVATIONS, (a) => t(`train.act.${a}`));
+  fillSelect($("train-lr"), LR, String);
+  fillSelect($("train-steps"), STEPS, String);
+}
+
+function syncControls() {
+  const s = settings();
+  $("train-d_ff").value = String(s.d_ff);
+  $("train-activation").value = s.activation;
+  $("train-lr").value = String(s.lr);
+  $("train-steps").value = String(s.steps);
+  $("train-compare").checked = s.compare;
+  $("train-task").textContent = t("train.task", {
+    pairs: TASK.num_pairs, d_model: TASK.d_model, classes: TASK.num_classes, d_ff: s.d_ff,
+  });
+}
+
+function runName(run) {
+  return run.ffn ? t("train.with_ffn") : t("train.without_ffn");
+}
+
+function drawCurves() {
+  const series = (key) => runs.map((run, i) => ({
+    name: runName(run), color: SERIES[i], x: run.records.map((r) => r.step), y: run.records.map((r) => r[key]),
+  }));
+  const dead = [...deadHistory.entries()].slice(-3).map(([label, points], i) => ({
+    name: label, color: SERIES[2 + i], dash: "dot", x: points.map((p) => p.step), y: points.map((p) => p.dead),
+  }));
+  for (const run of runs.filter((r) => r.ffn && !r.final)) {
+    dead.push({
+      name: t("train.dead_now", { activation: t(`train.act.${run.activation}`), lr: run.lr }),
+      color: SERIES[0], x: run.records.map((r) => r.step), y: run.records.map((r) => r.dead_units),
+    });
+  }
+  return Promise.all([
+    lines($("plot-train-loss"), series("loss"), {
+      title: t("train.loss_title"), xTitle: t("train.step"), yTitle: t("train.loss"), yType: "log",
+      filename: "train-loss",
+    }),
+    lines($("plot-train-accuracy"), series("accuracy"), {
+      title: t("train.accuracy_title"), xTitle: t("train.step"), yTitle: t("train.accuracy"),
+      yRange: [0, 1.05], filename: "train-accuracy",
+    }),
+    lines($("plot-train-dead"), dead, {
+      title: t("train.dead_title"), xTitle: t("train.step"), yTitle: t("train.dead_units"),
+      filename: "train-dead-units",
+    }),
+  ]);
+}
+
+let drawPending = false;
+
+/** Redraw the curves at most once per frame, however fast the lines arrive. */
+function scheduleDraw() {
+  if (drawPending) return;
+  drawPending = true;
+  requestAnimationFrame(() => {
+    drawPending = false;
+    drawCurves();
+  });
+}
+
+function showProgress() {
+  const s = settings();
+  const done = runs.reduce((sum, run) => sum + (run.records.at(-1)?.step ?? 0), 0);
+  const progress = $("train-progress");
+  progress.max = runs.length * s.steps;
+  progress.value = done;
+  progress.dataset.value = String(done);
+}
+
+function showResult() {
+  const parts = runs.filter((r) => r.final).map((run) => t("train.result_run", {
+    name: runName(run), memorised: count(run.final.memorised), pairs: count(run.final.num_pairs),
+    fraction: percent(run.final.accuracy), loss: magnitude(run.final.loss),
+  }));
+  const withFfn = runs.find((r) => r.ffn && r.final);
+  const without = runs.find((r) => !r.ffn && r.final);
+  $("train-result").textContent = parts.join(" · ");
+  if (withFfn) $("train-result").dataset.withFfn = String(withFfn.final.memorised);
+  if (without) $("train-result").dataset.withoutFfn = String(without.final.memorised);
+  if (withFfn?.final.reading) showReading(withFfn.final);
+}
+
+function showReading(final) {
+  const r = final.reading;
+  const fires = new Set(r.fires_on);
+  const keys = r.key_cosine.map((_, i) => i);
+  const pick = (want) => keys.filter((i) => fires.has(i) === want);
+  $("train-reading").textContent = t("train.reading", {
+    unit: r.unit, fires: r.fires_on.length, pairs: final.num_pairs, top: r.top_class,
+    agreement: r.agreement === null ? "—" : percent(r.agreement),
+  });
+  $("train-reading").dataset.unit = String(r.unit);
+  return Promise.all([
+    lines($("plot-train-key"), [
+      { name: t("train.fires"), mode: "markers", color: SERIES[0], x: pick(true).map((i) => r.key_cosine[i]), y: pick(true).map((i) => r.key_activation[i]) },
+      { name: t("train.silent"), mode: "markers", color: SERIES[1], x: pick(false).map((i) => r.key_cosine[i]), y: pick(false).map((i) => r.key_activation[i]) },
+    ], {
+      title: t("train.key_title", { unit: r.unit }), xTitle: t("train.cosine"), yTitle: t("train.activation_value"),
+      filename: "train-unit-key",
+    }),
+    bars($("plot-train-value"), r.value_logits.map((_, c) => String(c)), r.value_logits, {
+      title: t("train.value_title", { unit: r.unit }), xTitle: t("train.class"), yTitle: t("train.logit"),
+      text: r.target_counts.map((n) => t("train.keys_n", { n })),
+      colors: r.value_logits.map((_, c) => (c === r.top_class ? SERIES[1] : SERIES[0])),
+      filename: "train-unit-value",
+    }),
+  ]);
+}
+
+function setRunning(running, how) {
+  $("train-start").disabled = running;
+  $("train-cancel").disabled = !running;
+  section.dataset.trainState = how;
+  $("train-status").textContent = t(`train.state.${how}`);
+}
+
+async function start() {
+  controller?.abort();
+  controller = new AbortController();
+  const { signal } = controller;
+  const s = settings();
+  error.textContent = "";
+  runs = (s.compare ? [true, false] : [true]).map((ffn) => ({
+    ffn, activation: s.activation, lr: s.lr, records: [], final: null,
+  }));
+  setRunning(true, "running");
+  showProgress();
+  const logEvery = Math.max(1, Math.round(s.steps / 50));
+  const streams = runs.map((run) => postNdjson("/api/train", {
+    ...TASK, d_ff: s.d_ff, activation: s.activation, lr: s.lr, steps: s.steps, seed: s.seed,
+    ffn: run.ffn, log_every: logEvery,
+  }, (record) => {
+    if (record.error) throw new Error(record.error);
+    if (record.done) run.final = record.final;
+    else run.records.push(record);
+    section.dataset.records = String(runs.reduce((n, r) => n + r.records.length, 0));
+    showProgress();
+    scheduleDraw();
+  }, signal));
+  try {
+    await Promise.all(streams);
+    for (const run of runs.filter((r) => r.ffn)) {
+      deadHistory.delete(`${run.activation} ${run.lr}`);
+      deadHistory.set(t("train.dead_run", { activation: t(`train.act.${run.activation}`), lr: run.lr }),
+        run.records.map((r) => ({ step: r.step, dead: r.dead_units })));
+    }
+    showResult();
+    await drawCurves();
+    setRunning(false, "done");
+  } catch (err) {
+    if (signal.aborted) return; // cancelled: the state says so already
+    controller.abort(); // stop the other stream too
+    error.textContent = t("teaching.error", { message: err.message });
+    setRunning(false, "error");
+  }
+}
+
+function cancel() {
+  controller?.abort();
+  setRunning(false, "cancelled");
+}
+
+async function capacity() {
+  capacityController?.abort();
+  capacityController = new AbortController();
+  const s = settings();
+  const points = [];
+  const progress = $("train-capacity-progress");
+  progress.max = CAPACITY_WIDTHS.length + 1;
+  progress.value = 0;
+  section.dataset.capacityState = "running";
+  try {
+    await postNdjson("/api/train/capacity", {
+      task: "memory", d_model: TASK.d_model, activation: s.activation, lr: s.lr, seed: s.seed,
+      d_ff_values: CAPACITY_WIDTHS,
+    }, (record) => {
+      if (record.error) throw new Error(record.error);
+      if (record.point) {
+        points.push(record.point);
+        progress.value = points.length;
+      } else if (record.done) {
+        lastCapacity = record.final;
+      }
+    }, capacityController.signal);
+    await drawCapacity();
+    section.dataset.capacityState = "done";
+  } catch (err) {
+    if (capacityController.signal.aborted) return;
+    error.textContent = t("teaching.error", { message: err.message });
+    section.dataset.capacityState = "error";
+  }
+}
+
+function drawCapacity() {
+  if (!lastCapacity) return Promise.resolve();
+  const pts = lastCapacity.points;
+  const labels = pts.map((p) => (p.d_ff === null ? t("train.no_ffn") : String(p.d_ff)));
+  return bars($("plot-train-capacity"), labels, pts.map((p) => p.memorised_fraction), {
+    title: t("train.capacity_title", { pairs: lastCapacity.num_pairs }), xTitle: t("train.d_ff"),
+    yTitle: t("train.memorised"), text: pts.map((p) => percent(p.memorised_fraction)), yRange: [0, 1.1],
+    colors: pts.map((p) => (p.d_ff === null ? SERIES[1] : SERIES[0])), filename: "train-capacity",
+  });
+}
+
+setupControls();
+$("train-start").addEventListener("click", start);
+$("train-cancel").addEventListener("click", cancel);
+$("train-capacity-start").addEventListener("click", capacity);
+$("train-d_ff").addEventListener("change", (e) => emit("change", { train_d_ff: Number(e.target.value) }));
+$("train-activation").addEventListener("change", (e) => emit("change", { train_act: e.target.value }));
+$("train-lr").addEventListener("change", (e) => emit("change", { train_lr: Number(e.target.value) }));
+$("train-steps").addEventListener("change", (e) => emit("change", { train_steps: Number(e.target.value) }));
+$("train-compare").addEventListener("change", (e) => emit("change", { train_compare: e.target.checked }));
+
+let labelled = false;
+on("state", ({ state: s }) => {
+  state = s;
+  if (!labelled) { // the catalog is loaded by the first "state": label the options now
+    setupControls();
+    labelled = true;
+  }
+  syncControls();
+});
+on("language", () => {
+  setupControls();
+  syncControls();
+  if (runs.length) {
+    drawCurves();
+    showResult();
+  }
+  drawCapacity();
+});
+on("panel-state", async ({ id, values }) => {
+  if (id !== "train") return;
+  const { start: go, ...rest } = values;
+  if (Object.keys(rest).length) await emit("change", rest);
+  if (go) start();
+});

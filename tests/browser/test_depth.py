@@ -1,0 +1,135 @@
+"""The stack and training panels (issue 13) in a real browser, reading the drawn data."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from tests.browser.conftest import wait_rendered
+
+pytestmark = pytest.mark.browser
+TIMEOUT = 60_000
+
+
+def per_layer(page) -> list[list[int]]:  # type: ignore[no-untyped-def]
+    return json.loads(page.locator("#stack-changed").get_attribute("data-per-layer") or "[]")
+
+
+def test_stack_panel_traces_the_nudge_layer_by_layer(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?panel=stack&tokens=6&position=2&scale=2&layers=5")
+    wait_rendered(page)
+    page.locator("#stack[data-rendered]").wait_for(state="attached", timeout=TIMEOUT)
+    assert per_layer(page) == [[2]] * 5
+    assert page.locator("#plot-stack-delta").get_attribute("data-rows") == "5"
+    assert page.locator("#stack-params").get_attribute("data-value") == str(5 * 2128)
+    # The drawn ‖Δ‖ map: zero everywhere but column 2, in every layer.
+    z = page.evaluate("Array.from(document.getElementById('plot-stack-delta').data[0].z)")
+    assert all(row[i] == 0 for row in z for i in range(6) if i != 2)
+    assert all(row[2] > 0 for row in z)
+    page.locator("#stack-attention").check()
+    page.wait_for_function(
+        "() => JSON.parse(document.getElementById('stack-changed').dataset.perLayer || '[]')"
+        ".every((rows) => rows.length === 6)",
+        timeout=TIMEOUT,
+    )
+    assert "stack_attention=1" in page.url
+    page.locator("#stack-share").check()
+    page.locator('#stack-params[data-value="2128"]').wait_for(state="attached", timeout=TIMEOUT)
+    assert "stack_share=1" in page.url
+    assert not page.recorder.errors
+
+
+def test_training_panel_progress_curves_and_result(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?panel=train&train_steps=300")
+    wait_rendered(page)
+    page.locator("#train-start").click()
+    page.locator('#train[data-train-state="running"]').wait_for(state="attached")
+    # The progress bar moves while lines arrive...
+    page.wait_for_function(
+        "() => { const p = document.getElementById('train-progress');"
+        " return p.value > 0 && p.value < p.max; }",
+        timeout=TIMEOUT,
+    )
+    page.locator('#train[data-train-state="done"]').wait_for(state="attached", timeout=TIMEOUT)
+    progress = page.evaluate(
+        "[document.getElementById('train-progress').value,"
+        " document.getElementById('train-progress').max]"
+    )
+    assert progress == [600, 600]  # two runs of 300 steps
+    result = page.locator("#train-result")
+    assert int(result.get_attribute("data-with-ffn") or 0) == 64
+    assert int(result.get_attribute("data-without-ffn") or 64) < 64
+    # the drawn curves: two runs; accuracy of the FFN run ends at 1
+    assert page.locator("#plot-train-accuracy").get_attribute("data-traces") == "2"
+    accuracy = page.evaluate("Array.from(document.getElementById('plot-train-accuracy').data[0].y)")
+    assert accuracy[-1] == 1.0 and accuracy[0] < 0.5
+    page.locator("#train-reading[data-unit]").wait_for(state="attached")
+    assert not page.recorder.errors
+
+
+def test_cancel_stops_the_servers_work(page, server_url):  # type: ignore[no-untyped-def]
+    before = httpx.get(f"{server_url}/api/train/status").json()
+    page.goto(f"{server_url}/?panel=train&train_steps=1000&train_d_ff=256")
+    wait_rendered(page)
+    page.locator("#train-start").click()
+    page.wait_for_function(
+        "() => Number(document.getElementById('train').dataset.records || 0) >= 4",
+        timeout=TIMEOUT,
+    )
+    page.locator("#train-cancel").click()
+    page.locator('#train[data-train-state="cancelled"]').wait_for(state="attached")
+    status = before
+    for _ in range(600):  # poll the server's state until both streams have ended
+        status = httpx.get(f"{server_url}/api/train/status").json()
+        if status["running"] == 0 and status["cancelled"] >= before["cancelled"] + 2:
+            break
+        page.wait_for_timeout(100)
+    assert status["running"] == 0
+    assert status["cancelled"] == before["cancelled"] + 2
+    assert status["steps_run"] - before["steps_run"] < 2 * 1000
+
+
+def test_stack_panel_on_the_real_model(page, server_url):  # type: ignore[no-untyped-def]
+    from app.model.pretrained import is_available
+
+    if not is_available():
+        pytest.skip("the pretrained weights package is not installed")
+    page.goto(f"{server_url}/?panel=stack&source=text&position=2&scale=1&layers=6")
+    page.locator("#stack[data-rendered]").wait_for(state="attached", timeout=TIMEOUT)
+    assert per_layer(page) == [[2]] * 6  # six real FFN sub-layers: row 2 only
+    labels = page.evaluate("Array.from(document.getElementById('plot-stack-delta').data[0].x)")
+    assert labels[1] == "1 the" and len(labels) == 9
+    page.locator("#stack-attention").check()
+    page.wait_for_function(
+        "() => JSON.parse(document.getElementById('stack-changed').dataset.perLayer || '[]')"
+        ".every((rows) => rows.length === 9)",
+        timeout=TIMEOUT,
+    )
+    assert page.locator("#stack-share").is_disabled()
+
+
+def test_cheaper_panel_counts(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?panel=cheaper&d_model=16&d_ff=64&cheap_rank=4")
+    wait_rendered(page)
+    page.locator("#cheaper[data-rendered]").wait_for(state="attached", timeout=TIMEOUT)
+
+    def params(name: str) -> int:
+        cell = page.locator(f'#cheaper-rows tr[data-name="{name}"] td').first
+        return int(cell.get_attribute("data-value") or 0)
+
+    assert params("plain") == 2128
+    assert params("low_rank") == 4 * (16 + 64) + 64 + 64 * 16 + 16
+    assert params("stacked") == (16 * 4 + 4) + 4 * (2 * 4 * 16 + 16 + 4) + (4 * 16 + 16)
+    ratios = page.evaluate("Array.from(document.getElementById('plot-cheaper-ratios').data[0].y)")
+    assert ratios[0] == 1 and ratios[1] == params("low_rank") / 2128
+    page.locator("#cheaper-rank").fill("16")
+    page.locator("#cheaper-rank").dispatch_event("change")
+    page.wait_for_function(
+        "() => document.querySelector('#cheaper-rows tr[data-name=\"low_rank\"] td')"
+        ".dataset.value === String(16 * 80 + 64 + 1024 + 16)",
+        timeout=TIMEOUT,
+    )
+    assert "cheap_rank=16" in page.url
+    assert not page.recorder.errors

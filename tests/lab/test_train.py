@@ -1,0 +1,110 @@
+"""app.lab.train without HTTP: learning, the no-FFN contrast, dead units from NumPy, stopping."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from app.lab.capacity import capacity_sweep
+from app.lab.memory import TrainConfig, TrainError, memory_task
+from app.lab.train import Final, Progress, run_to_end, train
+from app.model.seeding import generator
+
+S = TrainConfig(d_model=16, d_ff=64, num_pairs=64, num_classes=4, steps=150, lr=0.03, log_every=10)
+
+
+@pytest.fixture(autouse=True)
+def one_thread() -> None:
+    torch.set_num_threads(1)
+
+
+def test_loss_falls_and_the_pairs_are_memorised() -> None:
+    records = list(train(S))
+    progress = [r for r in records if isinstance(r, Progress)]
+    assert [p.step for p in progress] == list(range(0, 151, 10))
+    assert progress[-1].loss < progress[0].loss / 100
+    assert progress[0].accuracy < 0.5 and progress[-1].accuracy == 1.0
+    final = records[-1]
+    assert isinstance(final, Final) and final.memorised == 64 and final.stopped == "completed"
+
+
+def test_without_the_ffn_the_same_pairs_are_memorised_less() -> None:
+    with_ffn = run_to_end(S)
+    without = run_to_end(TrainConfig(**{**vars(S), "ffn": False}))
+    assert without.progress.dead_units is None and without.reading is None
+    assert without.memorised < with_ffn.memorised
+    assert without.progress.accuracy <= 0.8
+
+
+def test_keys_and_targets_come_from_their_own_streams() -> None:
+    keys, targets = memory_task(S)
+    assert torch.equal(keys, torch.randn(64, 16, generator=generator(0, "train.keys")))
+    assert torch.equal(targets, torch.randint(0, 4, (64,), generator=generator(0, "train.targets")))
+
+
+def test_dead_units_recomputed_from_the_final_weights() -> None:
+    # A large learning rate kills ReLU units (the dead zone); the count must be real.
+    final = run_to_end(TrainConfig(**{**vars(S), "lr": 1.0, "steps": 200}))
+    w = {k: v.astype(np.float64) for k, v in final.weights.items()}
+    keys = final.keys.astype(np.float64)
+    hidden = np.maximum(keys @ w["w1"] + w["b1"], 0.0)
+    dead = np.flatnonzero((hidden == 0).all(axis=0)).tolist()
+    assert len(dead) > 0  # this configuration does produce dead units
+    assert final.dead_unit_indices == dead and final.progress.dead_units == len(dead)
+    logits = (keys + hidden @ w["w2"] + w["b2"]) @ w["w_u"] + w["b_u"]
+    assert (logits.argmax(1) == np.array(final.targets)).sum() == final.memorised
+    # the key-value reading from the same weights
+    r = final.reading
+    assert r is not None
+    np.testing.assert_allclose(r.w1_key, w["w1"][:, r.unit], rtol=0, atol=0)
+    np.testing.assert_allclose(r.value_logits, w["w2"][r.unit] @ w["w_u"], rtol=1e-5, atol=1e-5)
+    fires = np.flatnonzero(hidden[:, r.unit] > 0).tolist()
+    assert r.fires_on == fires
+    assert sum(r.target_counts) == len(fires)
+
+
+def test_same_seed_same_numbers_other_seed_other_numbers() -> None:
+    def run(config: TrainConfig) -> list[Progress]:
+        return [r for r in train(config) if isinstance(r, Progress)]
+
+    assert run(S) == run(S)
+    assert run(S) != run(TrainConfig(**{**vars(S), "seed": 1}))
+
+
+def test_closing_the_generator_stops_the_steps() -> None:
+    steps: list[int] = []
+    records = train(TrainConfig(**{**vars(S), "steps": 1000}), on_step=lambda: steps.append(1))
+    for record in records:
+        if isinstance(record, Progress) and record.step == 20:
+            break
+    records.close()
+    assert len(steps) == 20
+
+
+def test_time_limit_stops_and_says_so() -> None:
+    final = run_to_end(TrainConfig(**{**vars(S), "steps": 5000}), max_seconds=0.0)
+    assert final.stopped == "time_limit" and final.progress.step < 5000
+
+
+def test_capacity_grows_with_d_ff() -> None:
+    config = TrainConfig(d_model=8, d_ff=4, num_pairs=128, num_classes=8, steps=200, lr=0.03)
+    points = list(capacity_sweep(config, [2, 64]))
+    assert [p.d_ff for p in points] == [None, 2, 64]
+    assert points[2].memorised_fraction > points[1].memorised_fraction
+    assert points[2].memorised_fraction > points[0].memorised_fraction
+
+
+def test_bad_setups_are_train_errors() -> None:
+    for changes, words in [
+        ({"task": "copy"}, "unknown task"),
+        ({"steps": 0}, "steps"),
+        ({"num_classes": 1}, "num_classes"),
+        ({"lr": 0.0}, "lr"),
+        ({"activation": "tanh"}, "unknown activation"),
+    ]:
+        with pytest.raises(TrainError, match=words):
+            TrainConfig(**{**vars(S), **changes})
+    with pytest.raises(TrainError, match="unit"):
+        next(train(S, unit=64))
+    assert issubclass(TrainError, ValueError)
