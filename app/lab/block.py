@@ -15,16 +15,16 @@ from app.analysis import flop_count, param_counts, sparsity
 from app.analysis.budget import block_budget, llama_d_ff, matched_gated_d_ff
 from app.analysis.compare import hidden_fractions, max_abs_diff, row_moments, row_norms
 from app.analysis.curves import activation_curves, activation_values
-from app.api.schemas.ffn import ForwardRequest
-from app.api.schemas.teaching import (
-    VARIANTS,
-    BlockRequest,
-    BudgetRequest,
-    DropoutRequest,
-    VariantsRequest,
-)
 from app.config import Settings
 from app.lab import ffn as runner
+from app.lab.spec import (
+    VARIANTS,
+    BlockSpec,
+    BudgetSpec,
+    DropoutSpec,
+    ForwardSpec,
+    VariantsSpec,
+)
 from app.model.activations import get_activation
 from app.model.block import FFNBlock
 from app.model.conv import ConvFeedForward
@@ -34,7 +34,7 @@ from app.services.weight_cache import WeightCache
 SEED_LIMIT = 2**31 - 1
 
 
-def block(req: BlockRequest, cache: WeightCache) -> dict[str, Any]:
+def block(req: BlockSpec, cache: WeightCache) -> dict[str, Any]:
     """Everything POST /api/block returns (see `BlockResponse`)."""
     model = runner.build_model(req, cache)
     sub_layer = FFNBlock(model, req.norm)
@@ -73,9 +73,7 @@ def _sample(values: torch.Tensor, limit: int) -> torch.Tensor:
     return flat[index]
 
 
-def _variant_weights(
-    req: VariantsRequest, cache: WeightCache, d_ff: int, gated: bool
-) -> FFNWeights:
+def _variant_weights(req: VariantsSpec, cache: WeightCache, d_ff: int, gated: bool) -> FFNWeights:
     """Seeded weights (W_gate drawn after W1, b1, W2, b2, so W1 is shared); submitted
     plain weights replace W1, b1, W2, b2 when the width is the requested one."""
     weights = cache.get(req.d_model, d_ff, req.seed, gated=gated, bias=req.bias)
@@ -93,7 +91,7 @@ def _variant_weights(
     return weights
 
 
-def variants(req: VariantsRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def variants(req: VariantsSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/variants returns (see `VariantsResponse`)."""
     x = runner.input_tokens(req)
     threshold = (
@@ -164,7 +162,7 @@ def variants(req: VariantsRequest, cache: WeightCache, settings: Settings) -> di
     }
 
 
-def budget(req: BudgetRequest, settings: Settings) -> dict[str, Any]:
+def budget(req: BudgetSpec, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/budget returns (see `BudgetResponse`)."""
     config = FFNConfig(req.d_model, req.d_ff, req.activation, req.bias)
     data = block_budget(config, req.token_count, req.num_heads, settings.max_tokens)
@@ -180,9 +178,9 @@ def budget(req: BudgetRequest, settings: Settings) -> dict[str, Any]:
     return data
 
 
-def conv1d_check(req: ForwardRequest, cache: WeightCache) -> dict[str, Any]:
+def conv1d_check(req: ForwardSpec, cache: WeightCache) -> dict[str, Any]:
     """Everything POST /api/conv1d-check returns (see `Conv1dResponse`); eval mode."""
-    model = runner.build_model(req.model_copy(update={"mode": "eval"}), cache)
+    model = runner.build_model(replace(req, mode="eval"), cache)
     conv = ConvFeedForward(model)
     x = runner.input_tokens(req)
     with torch.inference_mode():
@@ -199,7 +197,7 @@ def conv1d_check(req: ForwardRequest, cache: WeightCache) -> dict[str, Any]:
     }
 
 
-def dropout(req: DropoutRequest, cache: WeightCache) -> dict[str, Any]:
+def dropout(req: DropoutSpec, cache: WeightCache) -> dict[str, Any]:
     """Everything POST /api/dropout returns (see `DropoutResponse`).
 
     Runs the same FFN three ways on the same tokens: train mode with `dropout_seed`, train
@@ -232,7 +230,7 @@ def dropout(req: DropoutRequest, cache: WeightCache) -> dict[str, Any]:
         else torch.zeros_like(train.hidden, dtype=torch.bool)
     )
     expected = torch.where(dropped, torch.zeros_like(train.hidden), train.hidden / (1.0 - p))
-    mode_req = req.model_copy(update={"mode": "train"})
+    mode_req = replace(req, mode="train")
     return {
         "config": runner.config_out(mode_req, config),
         "p": p,

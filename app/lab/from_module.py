@@ -214,7 +214,7 @@ def _bias(*biases: Tensor | None) -> bool:
 
 def _plain(up: Linear, down: Linear, activation: str) -> ModuleFFN:
     bias = _bias(up[1], down[1])
-    weights = {"w1": up[0], "w2": down[0]}
+    weights: dict[str, Tensor | None] = {"w1": up[0], "w2": down[0]}
     if bias:
         weights |= {"b1": up[1], "b2": down[1]}
     return _result({k: _array(v) for k, v in weights.items() if v is not None}, activation, bias)
@@ -228,7 +228,7 @@ def _gated(gate: Linear, up: Linear, down: Linear, activation: str) -> ModuleFFN
             + ", ".join(name for name, spec in ACTIVATIONS.items() if spec.gated)
         )
     bias = _bias(gate[1], up[1], down[1])
-    weights = {"w_gate": gate[0], "w1": up[0], "w2": down[0]}
+    weights: dict[str, Tensor | None] = {"w_gate": gate[0], "w1": up[0], "w2": down[0]}
     if bias:
         weights |= {"b_gate": gate[1], "b1": up[1], "b2": down[1]}
     return _result({k: _array(v) for k, v in weights.items() if v is not None}, gated, bias)

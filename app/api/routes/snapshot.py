@@ -17,12 +17,13 @@ router = APIRouter(prefix="/api", tags=["export"])
 @router.post("/snapshot", response_class=HTMLResponse)
 def post_snapshot(req: SnapshotRequest, cache: CacheDep, settings: SettingsDep) -> HTMLResponse:
     """Render the flow, sparsity and perturbation views into one offline HTML file."""
-    if req.model is not None:
-        forward = runner_pretrained.forward(req, settings)
-        perturb = runner_pretrained.perturb(req, settings)
+    spec = req.spec()
+    if spec.model is not None:
+        forward = runner_pretrained.forward(spec, settings)
+        perturb = runner_pretrained.perturb(spec, settings)
     else:
-        forward = runner.forward(req, cache, settings)
-        perturb = runner.perturb(req, cache, settings)
+        forward = runner.forward(spec, cache, settings)
+        perturb = runner.perturb(spec, cache, settings)
     html = render_snapshot(forward, perturb, req.lang)
     name = f"ffn-lab_{req.d_model}x{req.d_ff}_{req.activation}_snapshot.html"
     return HTMLResponse(html, headers={"Content-Disposition": f'attachment; filename="{name}"'})

@@ -15,17 +15,14 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from app.api.schemas.values import as_float_array, check_text
+from app.api.schemas.values import as_float_array, check_max, check_text, check_weights
 from app.config import get_settings
+from app.lab.spec import PRETRAINED_D_MODEL, SEED_MAX, ForwardSpec, PerturbSpec, to_spec
 from app.model.activations import ACTIVATIONS, get_activation
 from app.model.ffn import FFNConfig, expected_shapes
 
 Matrix = list[list[float]]
 Vector = list[float]
-
-SEED_MAX = 2**31 - 1
-PRETRAINED_D_MODEL = 384
-"""d_model of all-MiniLM-L6-v2 (model = 'minilm-l6')."""
 
 
 class WeightsIn(BaseModel):
@@ -180,6 +177,10 @@ class ForwardRequest(BaseModel):
         check_text(self.text)
         return self
 
+    def spec(self) -> ForwardSpec:
+        """The validated body as the experiments layer's plain `ForwardSpec`."""
+        return to_spec(self, ForwardSpec)
+
     def ffn_config(self) -> FFNConfig:
         """The model's shape; dropout applies only in train mode."""
         return FFNConfig(
@@ -209,40 +210,13 @@ class ForwardRequest(BaseModel):
 
 
 def _check_max(field: str, value: int, limit: int, setting: str) -> None:
-    if value > limit:
-        raise ValueError(f"{field} = {value} is over the limit of {limit} (setting {setting})")
+    check_max(field, value, limit, setting)
 
 
 def _check_weights(
     weights: WeightsIn, config: FFNConfig, max_numbers: int
 ) -> dict[str, npt.NDArray[np.float32]]:
-    expected = expected_shapes(config)
-    given = {k: v for k, v in weights.model_dump().items() if v is not None}
-    for name in given:
-        if name not in expected:
-            why = "bias is false" if name.startswith("b") else f"{config.activation!r} is not gated"
-            raise ValueError(f"weights.{name} was given but is not used: {why}")
-    total = 0
-    arrays: dict[str, npt.NDArray[np.float32]] = {}
-    for name, shape in expected.items():
-        if name not in given:
-            raise ValueError(
-                f"weights.{name} is required for activation {config.activation!r} with "
-                f"bias={str(config.bias).lower()}; expected shape {list(shape)}"
-            )
-        total += int(np.prod(shape))
-        if total > max_numbers:
-            raise ValueError(
-                f"weights hold over {max_numbers:,} numbers (setting max_submitted_weights)"
-            )
-        array = as_float_array(given[name], f"weights.{name}", ndim=len(shape))
-        if array.shape != shape:
-            raise ValueError(
-                f"weights.{name} has shape {list(array.shape)}; expected {list(shape)} for "
-                f"d_model={config.d_model}, d_ff={config.d_ff}"
-            )
-        arrays[name] = array
-    return arrays
+    return check_weights(weights.model_dump(), config, max_numbers)
 
 
 class PerturbRequest(ForwardRequest):
@@ -337,6 +311,10 @@ class PerturbRequest(ForwardRequest):
             raise ValueError(
                 f"scale = {self.scale:g} is over the limit of {limit:g} (setting max_abs_value)"
             )
+
+    def spec(self) -> PerturbSpec:
+        """The validated body as the experiments layer's plain `PerturbSpec`."""
+        return to_spec(self, PerturbSpec)
 
     @property
     def delta_array(self) -> npt.NDArray[np.float32] | None:
