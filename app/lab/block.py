@@ -148,6 +148,7 @@ def variants(req: VariantsSpec, cache: WeightCache, settings: Settings) -> dict[
             "two_thirds": 2 * four_d / 3,
             "d_ff_rule": llama_d_ff(req.d_model),
             "d_ff_4096": llama_d_ff(4096),
+            "two_thirds_4096": 2 * 4 * 4096 / 3,
             "matched_d_ff": matched,
             "plain_params": param_counts(FFNConfig(req.d_model, req.d_ff, "relu", req.bias))[
                 "total"

@@ -23,6 +23,7 @@ from app.model.ffn import (
     PositionwiseFeedForward,
     expected_shapes,
 )
+from app.model.seeding import generator as stream_generator
 from app.services.compute import checkpoint
 from app.services.weight_cache import WeightCache
 
@@ -40,20 +41,19 @@ def build_model(req: ForwardSpec, cache: WeightCache) -> PositionwiseFeedForward
         if model.training != (config.dropout > 0):  # a caller must never switch it; heal
             model.train(config.dropout > 0)
         return model
-    tensors: dict[str, Any] = {"b1": None, "b2": None}  # bias-free sets have none
-    tensors |= {k: torch.from_numpy(v) for k, v in submitted.items()}
-    weights = FFNWeights(**tensors)
+    weights = FFNWeights.from_named({k: torch.from_numpy(v) for k, v in submitted.items()})
     model = PositionwiseFeedForward(config, weights)
     model.train(req.mode == "train")
     return model
 
 
 def input_tokens(req: ForwardSpec) -> torch.Tensor:
-    """float32 [T, d_model]: the submitted tokens, or N(0, 1) tokens seeded by input_seed."""
+    """float32 [T, d_model]: the submitted tokens, or N(0, 1) tokens from the "inputs"
+    stream of input_seed (`app.model.seeding`: independent of the weights at equal seeds)."""
     tokens = req.tokens_array
     if tokens is not None:
         return torch.from_numpy(tokens)
-    generator = torch.Generator().manual_seed(req.input_seed)
+    generator = stream_generator(req.input_seed, "inputs")
     return torch.randn(req.token_count, req.d_model, generator=generator)
 
 
@@ -168,8 +168,9 @@ def shallow_dict(obj: Any) -> dict[str, Any]:
 
 
 def random_direction(d_model: int, scale: float, seed: int) -> torch.Tensor:
-    """float32 [d_model]: a direction drawn from N(0, I) by `seed`, rescaled to L2 norm `scale`."""
-    generator = torch.Generator().manual_seed(seed)
+    """float32 [d_model]: a direction drawn from N(0, I) by the "nudge" stream of `seed`
+    (`app.model.seeding`), rescaled to L2 norm `scale`."""
+    generator = stream_generator(seed, "nudge")
     direction = torch.randn(d_model, generator=generator)
     scaled: torch.Tensor = direction * (scale / torch.linalg.vector_norm(direction))
     return scaled

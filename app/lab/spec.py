@@ -30,7 +30,7 @@ PRETRAINED_MODELS = ("minilm-l6",)
 PRETRAINED_LAYERS = 6
 MODES = ("eval", "train")
 DISPLAYS = ("auto", "full", "top_rms")
-VARIANTS: tuple[str, ...] = ("relu", "gelu", "silu", "swiglu", "geglu")
+VARIANTS: tuple[str, ...] = ("relu", "gelu", "silu", "swiglu", "geglu", "geglu_tanh")
 """The activations compared side by side (POST /api/variants), in display order."""
 
 

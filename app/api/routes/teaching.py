@@ -45,7 +45,7 @@ def post_block(req: BlockRequest, cache: CacheDep) -> Response:
 
 @router.post("/variants", response_model=VariantsResponse)
 def post_variants(req: VariantsRequest, cache: CacheDep, settings: SettingsDep) -> Response:
-    """The same input and W1 through ReLU, GELU, SiLU, SwiGLU and GeGLU."""
+    """The same input and W1 through ReLU, GELU, SiLU, SwiGLU, GeGLU and GeGLU (tanh)."""
     return json_response(runner_block.variants(req.spec(), cache, settings))
 
 
