@@ -20,6 +20,7 @@ from app.api.routes import pages
 from app.api.routes import pretrained as routes_pretrained
 from app.api.routes import snapshot as routes_snapshot
 from app.api.routes import teaching as routes_teaching
+from app.api.routes import weights as routes_weights
 from app.config import Settings, get_settings
 from app.paths import STATIC_DIR
 from app.services.compute import ComputePools, apply_torch_threads
@@ -49,7 +50,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     # Innermost first: the last one added sees every response, 413 and 500 included.
     app.add_middleware(errors.InternalErrorMiddleware)
-    app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodySizeLimitMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        path_limits={"/api/weights/upload": settings.upload_max_bytes},
+    )
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"]
@@ -63,5 +68,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_neuron.router)
     app.include_router(routes_teaching.router)
     app.include_router(routes_snapshot.router)
+    app.include_router(routes_weights.router)
     app.include_router(pages.router)
     return app

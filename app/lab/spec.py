@@ -60,6 +60,7 @@ class ForwardSpec:
     num_tokens: int | None = None
     input_seed: int = 0
     weights_arrays: dict[str, Array] | None = None
+    weights_id: str | None = None
     mode: str = "eval"
     dropout: float = 0.0
     dropout_seed: int = 0
@@ -205,7 +206,8 @@ def _build(cls: type[ForwardSpec], settings: Settings, body: dict[str, Any]) -> 
     model = body.get("model")
     if model is not None:
         _choice("model", model, PRETRAINED_MODELS)
-        clashes = [n for n in ("tokens", "num_tokens", "weights") if body.get(n) is not None]
+        names = ("tokens", "num_tokens", "weights", "weights_id")
+        clashes = [n for n in names if body.get(n) is not None]
         if clashes:
             raise ValueError(
                 f"model = {model!r} takes its input from text and its weights from "
@@ -261,6 +263,10 @@ def _build(cls: type[ForwardSpec], settings: Settings, body: dict[str, Any]) -> 
             )
         given = {k: _numbers(v) for k, v in weights.items()}
         extra["weights_arrays"] = check_weights(given, config, settings.max_submitted_weights)
+    if spec.weights_id is not None:
+        if weights is not None:
+            raise ValueError("give either weights or weights_id, not both")
+        extra["weights_arrays"] = uploaded_weights(spec.weights_id, config)
     if spec.model is None:
         if spec.text is not None:
             raise ValueError("text needs a pretrained model: add model = 'minilm-l6'")
@@ -321,3 +327,35 @@ def _perturbation(
                 "(setting max_abs_value)"
             )
     return out
+
+
+def uploaded_weights(weights_id: str, config: FFNConfig) -> dict[str, Array]:
+    """The arrays of an uploaded layer (POST /api/weights/upload), checked against `config`.
+
+    Raises:
+        ValueError: an unknown (or evicted) id, or a layer whose shapes, gate or biases do
+            not fit d_model, d_ff, activation and bias.
+    """
+    from app.services.uploads import upload_store  # the store imports app.lab modules
+
+    layer = upload_store().get(weights_id)
+    if layer is None:
+        raise ValueError(
+            f"weights_id = {weights_id!r} is not a layer this server holds (uploads are kept "
+            "while the server runs, the least recently used dropped first): upload the file again"
+        )
+    if (layer.d_model, layer.d_ff) != (config.d_model, config.d_ff):
+        raise ValueError(
+            f"the uploaded layer is d_model = {layer.d_model}, d_ff = {layer.d_ff}; set "
+            f"d_model and d_ff to those (got {config.d_model}, {config.d_ff})"
+        )
+    if layer.gated != config.gated:
+        kind = "gated (gate/up/down)" if layer.gated else "not gated (two matrices)"
+        raise ValueError(
+            f"the uploaded layer is {kind}; activation {config.activation!r} does not fit "
+            f"(the {layer.family} family uses {layer.activation!r})"
+        )
+    if layer.bias != config.bias:
+        has = "has biases" if layer.bias else "has no biases"
+        raise ValueError(f"the uploaded layer {has}: set bias = {str(layer.bias).lower()}")
+    return dict(layer.weights)

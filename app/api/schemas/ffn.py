@@ -17,7 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from app.api.schemas.values import as_float_array, check_max, check_text, check_weights
 from app.config import get_settings
-from app.lab.spec import PRETRAINED_D_MODEL, SEED_MAX, ForwardSpec, PerturbSpec, to_spec
+from app.lab.spec import (
+    PRETRAINED_D_MODEL,
+    SEED_MAX,
+    ForwardSpec,
+    PerturbSpec,
+    to_spec,
+    uploaded_weights,
+)
 from app.model.activations import ACTIVATIONS, get_activation
 from app.model.ffn import FFNConfig, expected_shapes
 
@@ -68,6 +75,12 @@ class ForwardRequest(BaseModel):
     num_tokens: int | None = Field(None, ge=1, description="T random tokens when no `tokens`")
     input_seed: int = Field(0, ge=0, le=SEED_MAX, description="seeds the random tokens")
     weights: WeightsIn | None = Field(None, description="replace the seeded weights")
+    weights_id: str | None = Field(
+        None,
+        max_length=64,
+        description="replace the seeded weights with an uploaded layer's (the id POST "
+        "/api/weights/upload answered); d_model, d_ff and bias must be the layer's",
+    )
     mode: Literal["eval", "train"] = Field("eval", description="dropout acts in train only")
     dropout: float = Field(0.0, ge=0.0, lt=1.0, description="dropout probability p")
     dropout_seed: int = Field(0, ge=0, le=SEED_MAX, description="seeds the dropout mask")
@@ -150,13 +163,18 @@ class ForwardRequest(BaseModel):
             _check_max("num_tokens", self.num_tokens, settings.max_tokens, "max_tokens")
         if self.weights is not None:
             self._weights = _check_weights(self.weights, config, settings.max_submitted_weights)
+        if self.weights_id is not None:
+            if self.weights is not None:
+                raise ValueError("give either weights or weights_id, not both")
+            self._weights = uploaded_weights(self.weights_id, config)
         return self
 
     @model_validator(mode="before")
     @classmethod
     def _check_pretrained_clashes(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("model") is not None:
-            clashes = [n for n in ("tokens", "num_tokens", "weights") if data.get(n) is not None]
+            names = ("tokens", "num_tokens", "weights", "weights_id")
+            clashes = [n for n in names if data.get(n) is not None]
             if clashes:
                 raise ValueError(
                     f"model = {data['model']!r} takes its input from text and its weights from "
