@@ -137,7 +137,8 @@ class VariantsRequest(SeededOnly, ForwardRequest):
                 f"d_model={self.d_model}, d_ff={self.d_ff} needs {params:,} parameters for "
                 f"the gated variants; the limit is {settings.max_params:,} (setting max_params)"
             )
-        if self.weights is not None and get_activation(self.activation).gated:
+        submitted = self.weights is not None or self.weights_id is not None
+        if submitted and get_activation(self.activation).gated:
             raise ValueError(
                 "weights for the variants must be a plain set (w1, b1, w2, b2): give a "
                 "non-gated activation with them"
