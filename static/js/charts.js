@@ -199,7 +199,30 @@ function drawHeatmap(el, zFull, rows, cols, opts) {
              type: opts.yLabels ? "category" : "linear", dtick: rows <= 16 ? 1 : undefined },
     uirevision: `${rows}x${cols}`,
   });
-  return Plotly.react(el, [trace], layout, config(opts.filename));
+  const traces = [trace];
+  if (opts.marks && !shown.columns) traces.push(markTrace(el, opts.marks, xLabels, opts.yLabels, opts.markName));
+  return Plotly.react(el, traces, layout, config(opts.filename));
+}
+
+/**
+ * The cells where marks[r][c] is true, as "×" markers over a heatmap (e.g. the units dropout
+ * dropped in train mode), at the heatmap's own x/y coordinates; sized to the cell width.
+ */
+function markTrace(el, marks, xLabels, yLabels, name) {
+  const x = [];
+  const y = [];
+  marks.forEach((row, r) => row.forEach((m, c) => {
+    if (!m) return;
+    x.push(xLabels ? xLabels[c] : c);
+    y.push(yLabels ? yLabels[r] : r);
+  }));
+  const cols = marks.length ? marks[0].length : 1;
+  const size = Math.max(3, Math.min(10, (el.clientWidth || 300) / cols * 0.8));
+  el.dataset.marks = String(x.length);
+  return {
+    type: "scatter", mode: "markers", x, y, name, showlegend: false, hoverinfo: "skip",
+    marker: { symbol: "x-thin-open", size, color: "#1a1a1a", line: { width: 1.2, color: "#1a1a1a" } },
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 // Rendering of API answers into the page: chart calls plus text readouts.
 import { bars, binnedHistogram, heatmap, histogram, maxAbs } from "./charts.js";
 import { count, magnitude, percent, signed } from "./format.js";
-import { t } from "./i18n.js";
+import { sentences, t } from "./i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const HAND_SIZE = 8; // at or below this width, heatmaps print their numbers
@@ -28,6 +28,17 @@ function caption(key, data) {
     : text;
 }
 
+/** Train mode: how many units dropout set to 0 (marked × on the hidden heatmap), else hidden. */
+function droppedNote(data) {
+  const el = $("flow-dropped");
+  if (!el) return;
+  el.hidden = !data.dropped;
+  if (!data.dropped) return;
+  const n = data.dropped.reduce((s, row) => s + row.filter(Boolean).length, 0);
+  el.textContent = t("flow.dropped_note", { n, p: data.config.dropout });
+  el.dataset.value = String(n);
+}
+
 /** The four (five, gated) heatmaps of the flow, left to right, with their shapes. */
 export function renderFlow(data, { yLabels } = {}) {
   const gated = data.config.gated;
@@ -42,6 +53,7 @@ export function renderFlow(data, { yLabels } = {}) {
   ];
   if (gated) stages.splice(2, 0, ["up", t("flow.up"), t("axis.unit")]);
   $("stage-up").hidden = !gated;
+  droppedNote(data);
   return Promise.all(
     stages.map(([key, title, xTitle], i) => {
       $(`shape-${key}`).textContent = caption(key, data);
@@ -50,6 +62,8 @@ export function renderFlow(data, { yLabels } = {}) {
       return heatmap($(`plot-${key}`), data[key], {
         ...common, title, xTitle, filename: `ffn-${key}`, showScale: !narrow, showYTitle: i === 0,
         xLabels: summary ? summary.kept.map(String) : undefined,
+        // train mode: the units dropout dropped (after the activation, before W2), marked ×
+        marks: key === "hidden" && data.dropped ? data.dropped : undefined,
       });
     }),
   );
@@ -101,9 +115,9 @@ export function renderPerturb(data, { yLabels } = {}) {
     value: magnitude(data.max_abs_change_other_positions),
   });
   $("perturb-max-other").dataset.value = String(data.max_abs_change_other_positions);
-  $("perturb-changed").textContent =
-    t("perturb.changed", { positions: data.changed_positions.join(", ") || "—" }) +
-    (data.max_abs_change_other_positions === 0 ? ` ${t("perturb.exact")}` : "");
+  $("perturb-changed").textContent = sentences(
+    t("perturb.changed", { positions: data.changed_positions.join(", ") || "—" }),
+    data.max_abs_change_other_positions === 0 ? t("perturb.exact") : "");
   const list = $("delta-norms");
   list.replaceChildren(
     ...norms.map((value, position) => {

@@ -3,7 +3,7 @@
 /* global Plotly */
 import { on } from "../bus.js";
 import { setFontScale } from "../charts.js";
-import { t } from "../i18n.js";
+import { sentences, t } from "../i18n.js";
 
 const $ = (id) => document.getElementById(id);
 const BIG_FONT_SCALE = 1.5;
@@ -19,22 +19,25 @@ export function resizePlots() {
   }
 }
 
-function noticeText(invalid) {
-  const list = invalid.map(({ name, raw }) => `${name}=${raw}`).join(", ");
-  return t("notice.invalid", { list });
+function noticeText(invalid, conflicts) {
+  const join = (items) => items.map(({ name, raw }) => `${name}=${raw}`).join(", ");
+  const parts = [];
+  if (invalid.length) parts.push(t("notice.invalid", { list: join(invalid) }));
+  if (conflicts) parts.push(t("notice.conflict", { preset: conflicts.preset, list: join(conflicts.list) }));
+  return sentences(...parts);
 }
 
 /**
  * Set up the notice for refused URL values and return { apply(state) } that puts the page
  * into the state's mode. `app.rerender()` is called when the font scale changes.
  */
-export function initLayout(app, invalid) {
+export function initLayout(app, invalid, conflicts = null) {
   const notice = $("notice");
-  if (invalid.length) {
+  if (invalid.length || conflicts) {
     notice.hidden = false;
-    notice.dataset.invalid = invalid.map((e) => e.name).join(",");
-    $("notice-text").textContent = noticeText(invalid);
-    on("language", () => { $("notice-text").textContent = noticeText(invalid); });
+    notice.dataset.invalid = [...invalid, ...(conflicts?.list ?? [])].map((e) => e.name).join(",");
+    $("notice-text").textContent = noticeText(invalid, conflicts);
+    on("language", () => { $("notice-text").textContent = noticeText(invalid, conflicts); });
   }
   $("notice-close").addEventListener("click", () => { notice.hidden = true; });
 
