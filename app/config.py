@@ -36,6 +36,15 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(
         16 * 1024 * 1024, ge=1024, description="largest request body in bytes (answered with 413)"
     )
+    upload_max_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=1024,
+        description="largest weights file for POST /api/weights/upload in bytes (LLaMA-style "
+        "768 -> 3072 gated float32 is ~28 MB)",
+    )
+    upload_cache_bytes: int = Field(
+        512 * 1024 * 1024, ge=0, description="bytes of uploaded layers kept (LRU) for weights_id"
+    )
     request_timeout_s: float = Field(
         20.0, gt=0, description="time budget of one FFN request, queueing included (503 after)"
     )

@@ -23,6 +23,7 @@ from app.api.routes import snapshot as routes_snapshot
 from app.api.routes import stack as routes_stack
 from app.api.routes import teaching as routes_teaching
 from app.api.routes import train as routes_train
+from app.api.routes import weights as routes_weights
 from app.config import Settings, get_settings
 from app.paths import STATIC_DIR
 from app.services.compute import ComputePools, apply_torch_threads
@@ -52,7 +53,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     # Innermost first: the last one added sees every response, 413 and 500 included.
     app.add_middleware(errors.InternalErrorMiddleware)
-    app.add_middleware(BodySizeLimitMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodySizeLimitMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        path_limits={"/api/weights/upload": settings.upload_max_bytes},
+    )
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"]
@@ -69,5 +74,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_stack.router)
     app.include_router(routes_cheaper.router)
     app.include_router(routes_train.router)
+    app.include_router(routes_weights.router)
     app.include_router(pages.router)
     return app

@@ -22,7 +22,7 @@ import torch
 from app.api.schemas.ffn import ForwardRequest
 from app.lab.ffn import input_tokens
 from app.model.activations import get_activation
-from app.model.ffn import FFNWeights, _linear_init
+from app.model.ffn_weights import FFNWeights, _linear_init
 
 
 def standardised(z: torch.Tensor) -> torch.Tensor:

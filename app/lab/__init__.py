@@ -1,5 +1,13 @@
 """FFN Lab as plain Python (no FastAPI, no Pydantic): `from app import lab`.
 
+The layer the server, the snapshot and notebooks all use:
+
+    r = lab.forward(d_model=16, d_ff=64, activation="gelu", num_tokens=6)
+    lab.flow(r).show(); lab.sparsity(r).show()
+    p = lab.perturb(d_model=16, d_ff=64, activation="gelu", num_tokens=6, position=2, scale=1.0)
+    lab.perturbation(p).show()
+    lab.forward(**lab.from_module(gpt2_block.mlp), num_tokens=6)
+
 - `lab.check(module_or_class, d_model=..., d_ff=...)`: run the FFN debugging checklist on
   your own `torch.nn.Module` (see `app.lab.checker`); the `ffn-lab check` command runs the
   same checks on a file, in a subprocess with a time limit.
@@ -11,6 +19,25 @@
 
 from __future__ import annotations
 
+from app.lab.api import Result, forward, perturb
 from app.lab.checker import CannotCheck, CheckReport, CheckResult, check
+from app.lab.errors import InvalidValue, LabError, ModelUnavailable
+from app.lab.figures import flow, perturbation, sparsity
+from app.lab.from_module import from_module
 
-__all__ = ["CannotCheck", "CheckReport", "CheckResult", "check"]
+__all__ = [
+    "CannotCheck",
+    "CheckReport",
+    "CheckResult",
+    "InvalidValue",
+    "LabError",
+    "ModelUnavailable",
+    "Result",
+    "check",
+    "flow",
+    "forward",
+    "from_module",
+    "perturb",
+    "perturbation",
+    "sparsity",
+]

@@ -15,17 +15,17 @@ from app.analysis import flop_count, param_counts, sparsity
 from app.analysis.budget import block_budget, llama_d_ff, matched_gated_d_ff
 from app.analysis.compare import hidden_fractions, max_abs_diff, row_moments, row_norms
 from app.analysis.curves import activation_curves, activation_values
-from app.api.schemas.ffn import ForwardRequest
-from app.api.schemas.teaching import (
-    VARIANTS,
-    BlockRequest,
-    BudgetRequest,
-    DropoutRequest,
-    VariantsRequest,
-)
 from app.config import Settings
 from app.lab import ffn as runner
 from app.lab.display import Group, summarise
+from app.lab.spec import (
+    VARIANTS,
+    BlockSpec,
+    BudgetSpec,
+    DropoutSpec,
+    ForwardSpec,
+    VariantsSpec,
+)
 from app.model.activations import get_activation
 from app.model.block import FFNBlock
 from app.model.conv import ConvFeedForward
@@ -35,7 +35,7 @@ from app.services.weight_cache import WeightCache
 SEED_LIMIT = 2**31 - 1
 
 
-def block(req: BlockRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def block(req: BlockSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/block returns (see `BlockResponse`).
 
     The step tensors [T, d_model] share their features: above the display budget they are
@@ -80,9 +80,7 @@ def _sample(values: torch.Tensor, limit: int) -> torch.Tensor:
     return flat[index]
 
 
-def _variant_weights(
-    req: VariantsRequest, cache: WeightCache, d_ff: int, gated: bool
-) -> FFNWeights:
+def _variant_weights(req: VariantsSpec, cache: WeightCache, d_ff: int, gated: bool) -> FFNWeights:
     """Seeded weights (W_gate drawn after W1, b1, W2, b2, so W1 is shared); submitted
     plain weights replace W1, b1, W2, b2 when the width is the requested one.
 
@@ -97,7 +95,7 @@ def _variant_weights(
     return weights
 
 
-def variants(req: VariantsRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def variants(req: VariantsSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/variants returns (see `VariantsResponse`)."""
     x = runner.input_tokens(req)
     threshold = (
@@ -171,7 +169,7 @@ def variants(req: VariantsRequest, cache: WeightCache, settings: Settings) -> di
     }
 
 
-def budget(req: BudgetRequest, settings: Settings) -> dict[str, Any]:
+def budget(req: BudgetSpec, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/budget returns (see `BudgetResponse`)."""
     config = FFNConfig(req.d_model, req.d_ff, req.activation, req.bias)
     data = block_budget(config, req.token_count, req.num_heads, settings.max_tokens)
@@ -187,9 +185,9 @@ def budget(req: BudgetRequest, settings: Settings) -> dict[str, Any]:
     return data
 
 
-def conv1d_check(req: ForwardRequest, cache: WeightCache) -> dict[str, Any]:
+def conv1d_check(req: ForwardSpec, cache: WeightCache) -> dict[str, Any]:
     """Everything POST /api/conv1d-check returns (see `Conv1dResponse`); eval mode."""
-    model = runner.build_model(req.model_copy(update={"mode": "eval"}), cache)
+    model = runner.build_model(replace(req, mode="eval"), cache)
     conv = ConvFeedForward(model)
     x = runner.input_tokens(req)
     with torch.inference_mode():
@@ -206,7 +204,7 @@ def conv1d_check(req: ForwardRequest, cache: WeightCache) -> dict[str, Any]:
     }
 
 
-def dropout(req: DropoutRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def dropout(req: DropoutSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/dropout returns (see `DropoutResponse`).
 
     Runs the same FFN three ways on the same tokens: train mode with `dropout_seed`, train
@@ -241,7 +239,7 @@ def dropout(req: DropoutRequest, cache: WeightCache, settings: Settings) -> dict
         else torch.zeros_like(train.hidden, dtype=torch.bool)
     )
     expected = torch.where(dropped, torch.zeros_like(train.hidden), train.hidden / (1.0 - p))
-    mode_req = req.model_copy(update={"mode": "train"})
+    mode_req = replace(req, mode="train")
     shown, reduction = summarise(
         [Group({"hidden": train.hidden, "dropped": dropped, "kept": kept}, "hidden")],
         settings,

@@ -25,7 +25,8 @@ import torch
 from torch import Tensor, nn
 
 from app.analysis import flop_count, param_counts
-from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward, _linear_init
+from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
+from app.model.ffn_weights import _linear_init
 from app.model.seeding import stream_seed
 
 

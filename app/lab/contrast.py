@@ -13,16 +13,15 @@ from app.analysis import compare_outputs, flop_count, param_counts
 from app.analysis.budget import attention_flop_count
 from app.analysis.compare import max_abs_diff
 from app.analysis.perturbation import PerturbationStats
-from app.api.schemas.ffn import PerturbRequest
-from app.api.schemas.teaching import AttentionVsFFNRequest
 from app.config import Settings
 from app.lab import ffn as runner
+from app.lab.spec import AttentionVsFFNSpec, PerturbSpec
 from app.model.attention import SelfAttention
 from app.model.ffn import FFNWeights, PositionwiseFeedForward
 from app.services.weight_cache import WeightCache
 
 
-def nudge_vector(req: PerturbRequest) -> torch.Tensor:
+def nudge_vector(req: PerturbSpec) -> torch.Tensor:
     """float32 [d_model]: the submitted `delta`, else a random direction of norm `scale`."""
     given = req.delta_array
     if given is not None:
@@ -67,7 +66,7 @@ def _heads_shown(num_heads: int, tokens: int, settings: Settings) -> int:
 
 
 def attention_vs_ffn(
-    req: AttentionVsFFNRequest, cache: WeightCache, settings: Settings
+    req: AttentionVsFFNSpec, cache: WeightCache, settings: Settings
 ) -> dict[str, Any]:
     """Everything POST /api/attention-vs-ffn returns (see `AttentionVsFFNResponse`).
 
@@ -160,7 +159,7 @@ def _collapse_gap(x: torch.Tensor, weights: FFNWeights) -> tuple[float, int]:
     return max_abs_diff(two_maps @ w2, collapsed), k
 
 
-def misconceptions(req: PerturbRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/misconceptions returns (see `MisconceptionsResponse`).
 
     - layers: the FFN's linear maps (two, or three gated); `additivity_gap` is

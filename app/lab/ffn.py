@@ -1,6 +1,6 @@
-"""Turns validated requests into FFN runs and plain response dicts (NumPy arrays inside).
-
-No HTTP here beyond the request models: routes call these functions.
+"""Runs the FFN for a validated `ForwardSpec` / `PerturbSpec` and returns the answer as a
+plain dict (NumPy arrays inside): the one function per answer that the API, the snapshot and
+the notebook (`app.lab.api`) all call. No HTTP, no Pydantic.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import torch
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
 from app.analysis.display import histogram
-from app.api.schemas.ffn import ForwardRequest, PerturbRequest
 from app.config import Settings
 from app.lab.display import Group, summarise
+from app.lab.spec import ForwardSpec, PerturbSpec
 from app.model.ffn import (
     FFNConfig,
     FFNTrace,
@@ -28,7 +28,7 @@ from app.services.compute import checkpoint
 from app.services.weight_cache import WeightCache
 
 
-def build_model(req: ForwardRequest, cache: WeightCache) -> PositionwiseFeedForward:
+def build_model(req: ForwardSpec, cache: WeightCache) -> PositionwiseFeedForward:
     """The FFN for this request: submitted weights, or the cached model on seeded ones.
 
     A cached model is shared between requests and never modified here; its mode is fixed
@@ -47,7 +47,7 @@ def build_model(req: ForwardRequest, cache: WeightCache) -> PositionwiseFeedForw
     return model
 
 
-def input_tokens(req: ForwardRequest) -> torch.Tensor:
+def input_tokens(req: ForwardSpec) -> torch.Tensor:
     """float32 [T, d_model]: the submitted tokens, or N(0, 1) tokens from the "inputs"
     stream of input_seed (`app.model.seeding`: independent of the weights at equal seeds)."""
     tokens = req.tokens_array
@@ -57,13 +57,13 @@ def input_tokens(req: ForwardRequest) -> torch.Tensor:
     return torch.randn(req.token_count, req.d_model, generator=generator)
 
 
-def run_trace(model: PositionwiseFeedForward, x: torch.Tensor, req: ForwardRequest) -> FFNTrace:
+def run_trace(model: PositionwiseFeedForward, x: torch.Tensor, req: ForwardSpec) -> FFNTrace:
     """One forward pass under `torch.inference_mode()`."""
     with torch.inference_mode():
         return model.trace(x, dropout_seed=req.dropout_seed)
 
 
-def config_out(req: ForwardRequest, config: FFNConfig) -> dict[str, Any]:
+def config_out(req: ForwardSpec, config: FFNConfig) -> dict[str, Any]:
     """The `config` block of a response."""
     return {
         "d_model": config.d_model,
@@ -82,7 +82,7 @@ def config_out(req: ForwardRequest, config: FFNConfig) -> dict[str, Any]:
 
 
 def forward(
-    req: ForwardRequest,
+    req: ForwardSpec,
     cache: WeightCache,
     settings: Settings,
     timings: dict[str, float] | None = None,
@@ -173,7 +173,7 @@ def with_room_for(settings: Settings, numbers: int) -> Settings:
     return settings.model_copy(update={"display_max_values": budget})
 
 
-def display_starts(req: ForwardRequest) -> dict[str, int]:
+def display_starts(req: ForwardSpec) -> dict[str, int]:
     """Where the display windows start, by lead tensor: d_ff units and d_model features."""
     return {"hidden": req.unit_start, "output": req.feature_start}
 
@@ -193,7 +193,7 @@ def random_direction(d_model: int, scale: float, seed: int) -> torch.Tensor:
     return scaled
 
 
-def perturb(req: PerturbRequest, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def perturb(req: PerturbSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/perturb returns (see `PerturbResponse`).
 
     The two states are computed by two separate forward calls of the same shape, so the

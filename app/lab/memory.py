@@ -33,7 +33,8 @@ from torch import Tensor, nn
 from app.analysis import param_counts
 from app.analysis.sparsity import DEFAULT_THRESHOLD
 from app.model.activations import get_activation
-from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward, _linear_init
+from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
+from app.model.ffn_weights import _linear_init
 from app.model.seeding import generator, stream_seed
 
 F32 = npt.NDArray[np.float32]

@@ -2,8 +2,9 @@
 
 The encoder runs the text to the input of layer L's FFN; the FFN itself is our
 `PositionwiseFeedForward` with the layer's real weights (see app.model.bert). Errors a user
-can cause (a position outside the tokens, a word that is not one WordPiece token) are 422s
-shaped like Pydantic's; a missing weights package is a 503 that says how to install it.
+can cause (a position outside the tokens, a word that is not one WordPiece token) are
+`InvalidValue`s naming the field (the API's 422s); a missing weights package is
+`ModelUnavailable` (the API's 503), which says how to install it.
 """
 
 from __future__ import annotations
@@ -13,15 +14,14 @@ from typing import Any
 
 import numpy as np
 import torch
-from fastapi import HTTPException
-from fastapi.exceptions import RequestValidationError
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
-from app.api.schemas.ffn import ForwardRequest, PerturbRequest
 from app.config import Settings
 from app.lab import ffn as runner
 from app.lab.display import Group, summarise
+from app.lab.errors import InvalidValue, ModelUnavailable
 from app.lab.ffn import random_direction
+from app.lab.spec import ForwardSpec, PerturbSpec
 from app.model.bert import LayerTrace
 from app.model.ffn import FFNTrace, PositionwiseFeedForward
 from app.model.pretrained import (
@@ -33,24 +33,26 @@ from app.model.pretrained import (
 )
 
 
-def invalid(field: str, message: str, value: Any = None) -> RequestValidationError:
-    """A 422 naming `field` in the body, like the ones Pydantic makes."""
-    error: dict[str, Any] = {"loc": ("body", field), "msg": message, "type": "value_error"}
-    if value is not None:
-        error["input"] = value
-    return RequestValidationError([error])
+def invalid(field: str, message: str, value: Any = None) -> InvalidValue:
+    """The error for a bad `field` (the API answers it with a 422 naming the body field)."""
+    return InvalidValue(field, message, value)
 
 
 def load_model() -> Pretrained:
-    """The process-wide model, or a 503 with the install command when it is missing."""
+    """The process-wide model.
+
+    Raises:
+        ModelUnavailable: the weights package is missing (the API answers 503); the
+            message gives the install command.
+    """
     try:
         return get_pretrained()
     except PretrainedUnavailable as exc:
-        raise HTTPException(status_code=503, detail=str(exc)) from None
+        raise ModelUnavailable(str(exc)) from None
 
 
 def encode_text(model: Pretrained, text: str, settings: Settings) -> Encoded:
-    """Tokenise, refusing more than `max_tokens` tokens with a 422 on `text`."""
+    """Tokenise, refusing more than `max_tokens` tokens (`InvalidValue` on `text`)."""
     encoded = model.encode(text)
     if len(encoded.tokens) > settings.max_tokens:
         raise invalid(
@@ -61,7 +63,7 @@ def encode_text(model: Pretrained, text: str, settings: Settings) -> Encoded:
     return encoded
 
 
-def _config_out(req: ForwardRequest, ffn: PositionwiseFeedForward, tokens: int) -> dict[str, Any]:
+def _config_out(req: ForwardSpec, ffn: PositionwiseFeedForward, tokens: int) -> dict[str, Any]:
     """The core's `config` block, with what the pretrained layer fixes (eval, no dropout)."""
     return runner.config_out(req, ffn.config) | {
         "num_tokens": tokens,
@@ -79,7 +81,7 @@ def _trace(ffn: PositionwiseFeedForward, x: torch.Tensor) -> FFNTrace:
         return ffn.trace(x)
 
 
-def forward(req: ForwardRequest, settings: Settings) -> dict[str, Any]:
+def forward(req: ForwardSpec, settings: Settings) -> dict[str, Any]:
     """POST /api/forward with a model: the layer's FFN on the text's real hidden states."""
     model = load_model()
     encoded = encode_text(model, req.text or "", settings)
@@ -133,7 +135,7 @@ def forward(req: ForwardRequest, settings: Settings) -> dict[str, Any]:
     }
 
 
-def _replacement(model: Pretrained, encoded: Encoded, req: PerturbRequest) -> tuple[int, str]:
+def _replacement(model: Pretrained, encoded: Encoded, req: PerturbSpec) -> tuple[int, str]:
     """The vocabulary id and token of `replace_word`, checked against the position."""
     word = (req.replace_word or "").strip()
     if encoded.special[req.position]:
@@ -158,7 +160,7 @@ def _replacement(model: Pretrained, encoded: Encoded, req: PerturbRequest) -> tu
     return token_id, pieces[0]
 
 
-def _nudge(req: PerturbRequest, d_model: int) -> torch.Tensor:
+def _nudge(req: PerturbSpec, d_model: int) -> torch.Tensor:
     given = req.delta_array
     if given is not None:
         return torch.from_numpy(given)
@@ -166,7 +168,7 @@ def _nudge(req: PerturbRequest, d_model: int) -> torch.Tensor:
     return random_direction(d_model, scale, req.direction_seed)  # as the core's nudge
 
 
-def perturb(req: PerturbRequest, settings: Settings) -> dict[str, Any]:
+def perturb(req: PerturbSpec, settings: Settings) -> dict[str, Any]:
     """POST /api/perturb with a model: change row `position`, compare the FFN and the layer.
 
     The same change is made to row `position` of two inputs: the FFN's input (LayerNorm

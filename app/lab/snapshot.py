@@ -6,170 +6,25 @@ and labels come from the same message catalogs as the page (static/i18n/<lang>/*
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any
 
-import numpy as np
-import plotly.graph_objects as go
 import plotly.io as pio
-from fastapi.templating import Jinja2Templates
+from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 import app as app_package
-from app.paths import STATIC_DIR, TEMPLATES_DIR
+from app.lab.figures import PLOT_CONFIG, Messages, figures
+from app.paths import TEMPLATES_DIR
 
-templates = Jinja2Templates(directory=TEMPLATES_DIR)
-
-# ColorBrewer RdBu (colour-blind safe), as static/js/charts.js: blue < 0 < red, white at 0.
-DIVERGING = [
-    [0.0, "#2166ac"],
-    [0.125, "#4393c3"],
-    [0.25, "#92c5de"],
-    [0.375, "#d1e5f0"],
-    [0.5, "#f7f7f7"],
-    [0.625, "#fddbc7"],
-    [0.75, "#f4a582"],
-    [0.875, "#d6604d"],
-    [1.0, "#b2182b"],
-]
-ACCENT = "#2166ac"
-MUTED = "#b2182b"
-PLOT_CONFIG = {"displaylogo": False, "responsive": True}
-
-
-@lru_cache
-def catalog(lang: str) -> dict[str, str]:
-    """Every message of `lang`, merged from static/i18n/<lang>/*.json (sorted by part)."""
-    merged: dict[str, str] = {}
-    for path in sorted((STATIC_DIR / "i18n" / lang).glob("*.json")):
-        merged |= json.loads(path.read_text(encoding="utf-8"))
-    return merged
-
-
-class Messages:
-    """`msg(key, **params)` fills {name} placeholders like static/js/i18n.js `t()`."""
-
-    def __init__(self, lang: str) -> None:
-        self.messages = catalog(lang)
-
-    def __call__(self, key: str, **params: Any) -> str:
-        text = self.messages.get(key, key)
-        for name, value in params.items():
-            text = text.replace("{" + name + "}", str(value))
-        return text
-
-
-def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "title": {"text": title, "font": {"size": 14}},
-        "xaxis": {"title": {"text": x_title}},
-        "yaxis": {"title": {"text": y_title}},
-        "font": {"family": "system-ui, sans-serif", "size": 12, "color": "#1a1a1a"},
-        "margin": {"l": 56, "r": 16, "t": 40, "b": 48},
-        "height": 340,
-        "paper_bgcolor": "white",
-        "plot_bgcolor": "white",
-        **extra,
-    }
-
-
-def heatmap(z: np.ndarray, title: str, x_title: str, y_title: str) -> go.Figure:
-    """A signed heatmap [rows, cols] with a symmetric colour range around 0."""
-    zmax = float(np.max(np.abs(z))) or 1e-12
-    trace = go.Heatmap(
-        z=z,
-        zmin=-zmax,
-        zmax=zmax,
-        zmid=0,
-        colorscale=DIVERGING,
-        colorbar={"thickness": 10, "tickformat": "+.2~g", "outlinewidth": 0},
-        hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>%{{z:+.4~g}}<extra></extra>",
-    )
-    layout = _layout(title, x_title, y_title)
-    layout["yaxis"] |= {"autorange": "reversed"}
-    return go.Figure(trace, layout)
-
-
-def bars(
-    values: list[float], title: str, x_title: str, y_title: str, colors: Any = ACCENT
-) -> go.Figure:
-    """One bar per position."""
-    trace = go.Bar(
-        x=[str(i) for i in range(len(values))],
-        y=values,
-        marker={"color": colors},
-        hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y:.4~g}}<extra></extra>",
-    )
-    layout = _layout(title, x_title, y_title)
-    layout["xaxis"] |= {"type": "category"}
-    return go.Figure(trace, layout)
-
-
-def figures(
-    forward: dict[str, Any], perturb: dict[str, Any], msg: Messages
-) -> list[tuple[str, go.Figure]]:
-    """(id, figure) for every view of the page: the flow, sparsity and perturbation."""
-    gated = forward["config"]["gated"]
-    position, feature, unit = msg("axis.position"), msg("axis.feature"), msg("axis.unit")
-    pre = msg("flow.pre_activation_gated" if gated else "flow.pre_activation")
-    out = [
-        ("input", heatmap(forward["input"], msg("flow.input"), feature, position)),
-        ("pre_activation", heatmap(forward["pre_activation"], pre, unit, position)),
-    ]
-    if gated:
-        out.append(("up", heatmap(forward["up"], msg("flow.up"), unit, position)))
-    out += [
-        ("hidden", heatmap(forward["hidden"], msg("flow.hidden"), unit, position)),
-        ("output", heatmap(forward["output"], msg("flow.output"), feature, position)),
-        (
-            "sparsity",
-            bars(
-                forward["sparsity"]["per_token"],
-                msg("sparsity.per_token"),
-                position,
-                msg("axis.inactive_fraction"),
-            ),
-        ),
-    ]
-    histogram = go.Figure(
-        go.Histogram(
-            x=np.asarray(forward["pre_activation"]).ravel(), nbinsx=60, marker={"color": ACCENT}
-        ),
-        _layout(
-            msg("sparsity.histogram"),
-            msg("axis.value"),
-            msg("axis.count"),
-            bargap=0.02,
-            shapes=[
-                {
-                    "type": "line",
-                    "x0": 0,
-                    "x1": 0,
-                    "y0": 0,
-                    "y1": 1,
-                    "yref": "paper",
-                    "line": {"color": MUTED, "width": 2},
-                }
-            ],
-        ),
-    )
-    out.append(("histogram", histogram))
-    norms = [float(v) for v in perturb["delta_norm_per_position"]]
-    colors = [MUTED if i == perturb["position"] else ACCENT for i in range(len(norms))]
-    out += [
-        ("delta-norms", bars(norms, msg("perturb.bars"), position, msg("axis.delta_norm"), colors)),
-        ("delta", heatmap(perturb["output_delta"], msg("perturb.diff"), feature, position)),
-    ]
-    return out
+templates = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape())
 
 
 def render_snapshot(forward: dict[str, Any], perturb: dict[str, Any], lang: str) -> str:
     """The whole HTML document: Plotly inlined once, then one div per figure.
 
     Args:
-        forward: the dict `runner.forward` returns (NumPy arrays inside).
-        perturb: the dict `runner.perturb` returns for the same configuration.
+        forward: the dict `lab.ffn.forward` returns (NumPy arrays inside).
+        perturb: the dict `lab.ffn.perturb` returns for the same configuration.
         lang: "en" or "zh-CN", the language of titles and labels.
     """
     msg = Messages(lang)
@@ -213,5 +68,5 @@ def render_snapshot(forward: dict[str, Any], perturb: dict[str, Any], lang: str)
         ),
         "divs": divs,
     }
-    template = templates.env.get_template("snapshot.html")
+    template = templates.get_template("snapshot.html")
     return template.render(**context)

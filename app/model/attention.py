@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from app.model.ffn import _linear_from, _linear_init
+from app.model.ffn_weights import _linear_from, _linear_init
 from app.model.seeding import generator as stream_generator
 
 PROJECTIONS: tuple[str, ...] = ("q", "k", "v", "o")

@@ -2,208 +2,40 @@
 
 Vaswani et al. 2017, "Attention Is All You Need", section 3.3, eq. 2: the same two
 linear maps and activation are applied to every position separately and identically.
-Gated variants (SwiGLU, GeGLU; Shazeer 2020) add a third matrix, as LLaMA's gate/up/down.
+Gated variants (SwiGLU, GeGLU; Shazeer 2020) add a third matrix. The field names the three
+maps gate / up / down (LLaMA's gate_proj, up_proj, down_proj; Meta's reference code calls
+them w1, w3, w2): here gate = `w_gate`, up = `w1`, down = `w2`, also readable as the
+properties `gate`, `up`, `down`.
 
-Orientation: the paper's. ``w1`` is ``[d_model, d_ff]`` so that ``x @ w1`` maps a token
-``[d_model]`` to ``[d_ff]``. ``torch.nn.Linear`` stores the transpose; the conversion
-lives here and nowhere else.
+Read `PositionwiseFeedForward` first; its config, weights, seeded initialisation and shape
+checks live in `app.model.ffn_weights` (the names stay importable from here).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
 from app.model.activations import get_activation
+from app.model.ffn_weights import (
+    FFNConfig,
+    FFNWeights,
+    _check_weights,
+    _linear_from,
+    expected_shapes,
+)
 from app.model.seeding import generator as stream_generator
 
-
-@dataclass(frozen=True)
-class FFNConfig:
-    """The shape of one FFN (config as data, like nanoGPT's GPTConfig).
-
-    Attributes:
-        d_model: width of a token vector (input and output), e.g. 512.
-        d_ff: width of the hidden layer, e.g. 2048 (= 4 d_model in the paper).
-        activation: a key of `app.model.ACTIVATIONS`.
-        bias: whether the linear maps have biases (LLaMA-style configs have none).
-        dropout: probability of zeroing a hidden unit, in train mode only.
-
-    Raises:
-        ValueError: for non-positive sizes, an unknown activation, dropout outside [0, 1).
-    """
-
-    d_model: int
-    d_ff: int
-    activation: str = "relu"
-    bias: bool = True
-    dropout: float = 0.0
-
-    def __post_init__(self) -> None:
-        for name in ("d_model", "d_ff"):
-            value = getattr(self, name)
-            if value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}")
-        get_activation(self.activation)  # raises ValueError naming the supported ones
-
-    @property
-    def gated(self) -> bool:
-        """True for SwiGLU/GeGLU: three matrices instead of two."""
-        return get_activation(self.activation).gated
-
-
-@dataclass(frozen=True)
-class FFNWeights:
-    """The parameters of an FFN in the paper's orientation (float32, CPU).
-
-    Attributes:
-        w1: [d_model, d_ff], the up-projection ("up" in LLaMA).
-        b1: [d_ff] or None.
-        w2: [d_ff, d_model], the down-projection ("down" in LLaMA).
-        b2: [d_model] or None.
-        w_gate: [d_model, d_ff] for gated activations, else None ("gate" in LLaMA).
-        b_gate: [d_ff] or None.
-    """
-
-    w1: Tensor
-    b1: Tensor | None
-    w2: Tensor
-    b2: Tensor | None
-    w_gate: Tensor | None = None
-    b_gate: Tensor | None = None
-
-    @classmethod
-    def seeded(
-        cls,
-        d_model: int,
-        d_ff: int,
-        seed: int,
-        *,
-        gated: bool,
-        bias: bool,
-        stream: str = "weights",
-    ) -> FFNWeights:
-        """Deterministic weights with PyTorch's default `nn.Linear` initialisation.
-
-        Every weight and bias is drawn from U(-1/sqrt(fan_in), 1/sqrt(fan_in)) by one
-        `torch.Generator` seeded with `stream_seed(seed, stream)` (`app.model.seeding`;
-        stream "weights", or a stack layer's "layer{i}.weights"), in the fixed order w1,
-        b1, w2, b2, w_gate, b_gate. The input tokens, dropout mask, attention weights and
-        nudge direction have streams of their own, so equal seeds never correlate them.
-        Biases are drawn even when `bias=False`, and the gate after the rest, so the same
-        `(seed, d_model, d_ff)` gives the same w1, b1, w2, b2 whatever the activation or
-        bias setting.
-
-        Raises:
-            ValueError: for a negative `seed`.
-        """
-        generator = stream_generator(seed, stream)
-        w1, b1 = _linear_init(d_model, d_ff, generator)
-        w2, b2 = _linear_init(d_ff, d_model, generator)
-        w_gate = b_gate = None
-        if gated:
-            w_gate, b_gate = _linear_init(d_model, d_ff, generator)
-        return cls(
-            w1=w1,
-            b1=b1 if bias else None,
-            w2=w2,
-            b2=b2 if bias else None,
-            w_gate=w_gate,
-            b_gate=b_gate if bias else None,
-        )
-
-    @classmethod
-    def from_named(cls, tensors: Mapping[str, Tensor]) -> FFNWeights:
-        """Weights from tensors by name (paper orientation, see the class attributes).
-
-        `w1` and `w2` are required; `b1`, `b2`, `w_gate`, `b_gate` are optional and absent
-        means None (bias-free LLaMA/T5-style weights carry no biases at all).
-
-        Raises:
-            ValueError: when `w1` or `w2` is missing or a name is not a parameter of an FFN.
-        """
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(tensors) - known)
-        if unknown:
-            raise ValueError(f"unknown FFN parameter(s) {unknown}; known: {sorted(known)}")
-        for name in ("w1", "w2"):
-            if name not in tensors:
-                raise ValueError(f"{name} is required")
-        return cls(**{name: tensors.get(name) for name in known})  # type: ignore[arg-type]
-
-    def named(self) -> dict[str, Tensor]:
-        """The tensors that are present, by name (w1, b1, w2, b2, w_gate, b_gate)."""
-        out: dict[str, Tensor] = {}
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not None:
-                out[f.name] = value
-        return out
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes held by the tensors."""
-        return sum(t.numel() * t.element_size() for t in self.named().values())
-
-
-def _linear_init(fan_in: int, fan_out: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
-    """`nn.Linear.reset_parameters` under a generator; returns (w [fan_in, fan_out], b)."""
-    weight = torch.empty(fan_out, fan_in)  # nn.Linear's [out, in]
-    nn.init.kaiming_uniform_(weight, a=math.sqrt(5), generator=generator)
-    bound = 1.0 / math.sqrt(fan_in)
-    bias = torch.empty(fan_out).uniform_(-bound, bound, generator=generator)
-    return weight.T, bias  # paper orientation, a view: no copy
-
-
-@dataclass(frozen=True)
-class FFNTrace:
-    """Every intermediate tensor of one forward pass (float32; `...` is `[T]` or `[B, T]`).
-
-    Attributes:
-        input: [..., d_model], the token vectors x.
-        pre_activation: [..., d_ff], x W1 + b1 (for gated variants x W_gate + b_gate).
-        up: [..., d_ff], x W1 + b1 for gated variants, else None.
-        hidden: [..., d_ff], after the activation (and gating), before dropout.
-        dropped: bool [..., d_ff], the units dropout zeroed (train mode), else None.
-        output: [..., d_model], the FFN output.
-    """
-
-    input: Tensor
-    pre_activation: Tensor
-    up: Tensor | None
-    hidden: Tensor
-    dropped: Tensor | None
-    output: Tensor
-
-
-class SeededDropout(nn.Module):
-    """Inverted dropout with its own generator: identity in eval mode.
-
-    In train mode each unit is zeroed with probability `p` and the survivors are scaled
-    by 1/(1-p) (Srivastava et al. 2014), with the mask drawn from `generator` so that
-    the same `dropout_seed` drops the same units (`PositionwiseFeedForward.trace` seeds it
-    from the "dropout" stream of `app.model.seeding`).
-    """
-
-    def __init__(self, p: float) -> None:
-        super().__init__()
-        self.p = p
-
-    def forward(
-        self, hidden: Tensor, generator: torch.Generator | None = None
-    ) -> tuple[Tensor, Tensor | None]:
-        """Returns (kept [..., d_ff], dropped bool [..., d_ff] or None in eval mode)."""
-        if not self.training or self.p == 0.0:
-            return hidden, None
-        dropped = torch.rand(hidden.shape, generator=generator) < self.p
-        kept = hidden.masked_fill(dropped, 0.0) / (1.0 - self.p)
-        return kept, dropped
+__all__ = [
+    "FFNConfig",
+    "FFNTrace",
+    "FFNWeights",
+    "PositionwiseFeedForward",
+    "SeededDropout",
+    "expected_shapes",
+]
 
 
 class PositionwiseFeedForward(nn.Module):
@@ -273,41 +105,62 @@ class PositionwiseFeedForward(nn.Module):
             b_gate=None if gate is None else gate.bias,
         )
 
+    @property
+    def gate(self) -> nn.Linear | None:
+        """The gate projection W_gate of a gated FFN (LLaMA's gate_proj, Meta's w1), else None."""
+        return self.w_gate
 
-def _linear_from(weight: Tensor | None, bias: Tensor | None) -> nn.Linear:
-    """An `nn.Linear` around a paper-orientation weight [in, out], sharing its storage."""
-    if weight is None:
-        raise ValueError("weight is missing")
-    fan_in, fan_out = weight.shape
-    linear: nn.Linear = nn.utils.skip_init(  # type: ignore[no-untyped-call]
-        nn.Linear, fan_in, fan_out, bias=bias is not None
-    )
-    linear.weight = nn.Parameter(weight.T, requires_grad=False)
-    if bias is not None:
-        linear.bias = nn.Parameter(bias, requires_grad=False)
-    return linear
+    @property
+    def up(self) -> nn.Linear:
+        """The up-projection W1, d_model -> d_ff (LLaMA's up_proj, Meta's w3)."""
+        return self.w1
 
-
-def expected_shapes(config: FFNConfig) -> dict[str, tuple[int, ...]]:
-    """The shape of each parameter the config needs, in the paper's orientation."""
-    d_model, d_ff = config.d_model, config.d_ff
-    shapes: dict[str, tuple[int, ...]] = {"w1": (d_model, d_ff), "w2": (d_ff, d_model)}
-    if config.bias:
-        shapes |= {"b1": (d_ff,), "b2": (d_model,)}
-    if config.gated:
-        shapes["w_gate"] = (d_model, d_ff)
-        if config.bias:
-            shapes["b_gate"] = (d_ff,)
-    return shapes
+    @property
+    def down(self) -> nn.Linear:
+        """The down-projection W2, d_ff -> d_model (LLaMA's down_proj, Meta's w2)."""
+        return self.w2
 
 
-def _check_weights(config: FFNConfig, weights: FFNWeights) -> None:
-    """Raise ValueError naming the first tensor that is missing or of the wrong shape."""
-    given = weights.named()
-    for name, shape in expected_shapes(config).items():
-        if name not in given:
-            raise ValueError(
-                f"{name} is required for {config.activation!r} with bias={config.bias}"
-            )
-        if tuple(given[name].shape) != shape:
-            raise ValueError(f"{name} has shape {list(given[name].shape)}, expected {list(shape)}")
+@dataclass(frozen=True)
+class FFNTrace:
+    """Every intermediate tensor of one forward pass (float32; `...` is `[T]` or `[B, T]`).
+
+    Attributes:
+        input: [..., d_model], the token vectors x.
+        pre_activation: [..., d_ff], x W1 + b1 (for gated variants x W_gate + b_gate).
+        up: [..., d_ff], x W1 + b1 for gated variants, else None.
+        hidden: [..., d_ff], after the activation (and gating), before dropout.
+        dropped: bool [..., d_ff], the units dropout zeroed (train mode), else None.
+        output: [..., d_model], the FFN output.
+    """
+
+    input: Tensor
+    pre_activation: Tensor
+    up: Tensor | None
+    hidden: Tensor
+    dropped: Tensor | None
+    output: Tensor
+
+
+class SeededDropout(nn.Module):
+    """Inverted dropout with its own generator: identity in eval mode.
+
+    In train mode each unit is zeroed with probability `p` and the survivors are scaled
+    by 1/(1-p) (Srivastava et al. 2014), with the mask drawn from `generator` so that
+    the same `dropout_seed` drops the same units (`PositionwiseFeedForward.trace` seeds it
+    from the "dropout" stream of `app.model.seeding`).
+    """
+
+    def __init__(self, p: float) -> None:
+        super().__init__()
+        self.p = p
+
+    def forward(
+        self, hidden: Tensor, generator: torch.Generator | None = None
+    ) -> tuple[Tensor, Tensor | None]:
+        """Returns (kept [..., d_ff], dropped bool [..., d_ff] or None in eval mode)."""
+        if not self.training or self.p == 0.0:
+            return hidden, None
+        dropped = torch.rand(hidden.shape, generator=generator) < self.p
+        kept = hidden.masked_fill(dropped, 0.0) / (1.0 - self.p)
+        return kept, dropped

@@ -27,17 +27,22 @@ def too_large_message(limit: int, size: int | None) -> str:
 class BodySizeLimitMiddleware:
     """Refuses HTTP request bodies over `max_body_bytes` with 413 JSON {"detail": message}."""
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+    def __init__(
+        self, app: ASGIApp, max_body_bytes: int, path_limits: dict[str, int] | None = None
+    ) -> None:
+        """`path_limits`: a larger (or smaller) limit for some paths, e.g. the upload."""
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.path_limits = path_limits or {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = self.path_limits.get(scope.get("path", ""), self.max_body_bytes)
         declared = _content_length(scope)
-        if declared is not None and declared > self.max_body_bytes:
-            await self._refuse(scope, receive, send, declared)
+        if declared is not None and declared > limit:
+            await self._refuse(scope, receive, send, declared, limit=limit)
             return
         # Read the body here, chunk by chunk, stopping at the limit; then replay it.
         chunks: list[bytes] = []
@@ -49,9 +54,9 @@ class BodySizeLimitMiddleware:
                 return
             body = message.get("body", b"")
             total += len(body)
-            if total > self.max_body_bytes:
+            if total > limit:
                 ended = not message.get("more_body", False)
-                await self._refuse(scope, receive, send, None, ended=ended)
+                await self._refuse(scope, receive, send, None, ended=ended, limit=limit)
                 return
             chunks.append(body)
             if not message.get("more_body", False):
@@ -59,15 +64,20 @@ class BodySizeLimitMiddleware:
         await self.app(scope, _replay(b"".join(chunks), receive), send)
 
     async def _refuse(
-        self, scope: Scope, receive: Receive, send: Send, size: int | None, ended: bool = False
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        size: int | None,
+        ended: bool = False,
+        limit: int | None = None,
     ) -> None:
-        response = json_response(
-            {"detail": too_large_message(self.max_body_bytes, size)}, status_code=413
-        )
+        limit = self.max_body_bytes if limit is None else limit
+        response = json_response({"detail": too_large_message(limit, size)}, status_code=413)
         # Read the rest of the body and throw it away (nothing is kept), so that the client,
         # which is still sending, can read the answer. A body over DRAIN_FACTOR x the limit,
         # or one that does not arrive within DRAIN_SECONDS, is not waited for: close.
-        budget = DRAIN_FACTOR * self.max_body_bytes
+        budget = DRAIN_FACTOR * limit
         drained = ended
         if not ended and (size is None or size <= budget):
             with anyio.move_on_after(DRAIN_SECONDS):

@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from app.api.encoding import json_response
+from app.lab.errors import InvalidValue, ModelUnavailable
 
 _MAX_ECHO = 200
 _MAX_JSON_INT = 2**53  # larger integers are echoed as strings (orjson and JS stop at 64/53 bits)
@@ -156,7 +157,24 @@ async def http_error(request: Request, exc: Exception) -> Response:
     return await http_exception_handler(request, exc)  # type: ignore[arg-type]
 
 
+async def invalid_value(request: Request, exc: Exception) -> Response:
+    """An experiment's `InvalidValue` is the 422 Pydantic would give for that body field."""
+    if not isinstance(exc, InvalidValue):  # pragma: no cover - wiring guard
+        raise exc
+    error: dict[str, Any] = {"loc": ("body", exc.field), "msg": exc.message, "type": "value_error"}
+    if exc.value is not None:
+        error["input"] = exc.value
+    return await validation_error(request, RequestValidationError([error]))
+
+
+async def model_unavailable(request: Request, exc: Exception) -> Response:
+    """The pretrained weights package is missing: 503 {"detail": how to install it}."""
+    return await http_error(request, StarletteHTTPException(status_code=503, detail=str(exc)))
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers on `app`."""
     app.add_exception_handler(RequestValidationError, validation_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(InvalidValue, invalid_value)
+    app.add_exception_handler(ModelUnavailable, model_unavailable)

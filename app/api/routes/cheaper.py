@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import torch
@@ -20,8 +21,9 @@ router = APIRouter(prefix="/api", tags=["teaching"])
 
 def cheaper_answer(req: CheaperRequest, cache: WeightCache) -> dict[str, Any]:
     """Everything POST /api/cheaper returns (see `CheaperResponse`)."""
-    plain = runner.build_model(req.model_copy(update={"mode": "eval"}), cache)
-    x = runner.input_tokens(req)
+    spec = replace(req.spec(), mode="eval")
+    plain = runner.build_model(spec, cache)
+    x = runner.input_tokens(spec)
     rank, d_inner = req.rank_used, req.d_inner_used
     variants, singular = compare(
         plain, x, rank=rank, d_inner=d_inner, num_ffns=req.num_ffns, seed=req.seed
@@ -50,7 +52,7 @@ def cheaper_answer(req: CheaperRequest, cache: WeightCache) -> dict[str, Any]:
         )
     energy = singular.double() ** 2
     return {
-        "config": runner.config_out(req, plain.config),
+        "config": runner.config_out(spec, plain.config),
         "rank": rank,
         "d_inner": d_inner,
         "num_ffns": req.num_ffns,

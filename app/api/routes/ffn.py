@@ -16,11 +16,12 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from app.api.encoding import json_response, server_timing
-from app.api.schemas.ffn import PRETRAINED_D_MODEL, ForwardRequest, PerturbRequest
+from app.api.schemas.ffn import ForwardRequest, PerturbRequest
 from app.api.schemas.responses import ErrorOut, ForwardResponse, PerturbResponse
 from app.config import Settings, get_settings
 from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
+from app.lab.spec import PRETRAINED_D_MODEL, ForwardSpec, PerturbSpec
 from app.model.ffn import FFNConfig
 from app.services.compute import Cost, checkpoint, estimate_cost, run_request
 from app.services.weight_cache import WeightCache
@@ -42,7 +43,7 @@ def _cost(req: ForwardRequest, settings: Settings, passes: int) -> Cost:
     return estimate_cost(req.ffn_config(), req.token_count, settings, passes)
 
 
-def _forward(req: ForwardRequest, cache: WeightCache, settings: Settings) -> Response:
+def _forward(req: ForwardSpec, cache: WeightCache, settings: Settings) -> Response:
     if req.model is not None:
         return json_response(runner_pretrained.forward(req, settings))
     timings: dict[str, float] = {}
@@ -56,7 +57,7 @@ def _forward(req: ForwardRequest, cache: WeightCache, settings: Settings) -> Res
     return response
 
 
-def _perturb(req: PerturbRequest, cache: WeightCache, settings: Settings) -> Response:
+def _perturb(req: PerturbSpec, cache: WeightCache, settings: Settings) -> Response:
     if req.model is not None:
         return json_response(runner_pretrained.perturb(req, settings))
     content = runner.perturb(req, cache, settings)
@@ -69,8 +70,9 @@ async def _run(request: Request, req: ForwardRequest, passes: int, work: Any) ->
     settings = get_settings()
     cache: WeightCache = request.app.state.weight_cache
     cost = _cost(req, settings, passes)
+    spec = req.spec()
     inline = req.model is None and cost.flops <= settings.inline_max_flops
-    return await run_request(request, lambda: work(req, cache, settings), cost, inline)
+    return await run_request(request, lambda: work(spec, cache, settings), cost, inline)
 
 
 @router.post("/forward", response_model=ForwardResponse, responses=ERRORS)

@@ -39,13 +39,15 @@ async def post_snapshot(req: SnapshotRequest, request: Request) -> Response:
     settings = get_settings()
     cache: WeightCache = request.app.state.weight_cache
 
+    spec = req.spec()
+
     def work() -> Response:
-        if req.model is not None:
-            forward = runner_pretrained.forward(req, settings)
-            perturb = runner_pretrained.perturb(req, settings)
+        if spec.model is not None:
+            forward = runner_pretrained.forward(spec, settings)
+            perturb = runner_pretrained.perturb(spec, settings)
         else:
-            forward = runner.forward(req, cache, settings)
-            perturb = runner.perturb(req, cache, settings)
+            forward = runner.forward(spec, cache, settings)
+            perturb = runner.perturb(spec, cache, settings)
         html = render_snapshot(forward, perturb, req.lang)
         name = f"{run_name(forward['config'])}_snapshot.html"
         disposition = {"Content-Disposition": f'attachment; filename="{name}"'}

@@ -81,7 +81,7 @@ def pretrained_answer(req: StackRequest, settings: Settings) -> dict[str, Any]:
         between_passes=checkpoint,
     )
     ffn = model.encoder.layer(0).ffn
-    config = runner.config_out(req, ffn.config) | {
+    config = runner.config_out(req.spec(), ffn.config) | {
         "num_tokens": t,
         "input_seed": None,
         "weights_source": "pretrained",
@@ -115,13 +115,13 @@ def stack_answer(req: StackRequest, settings: Settings) -> dict[str, Any]:
     checkpoint()
     result = run_stack(
         stack,
-        runner.input_tokens(req),
+        runner.input_tokens(req.spec()),
         position=req.position,
         nudge=_nudge(req, req.d_model),
         threshold=_threshold(req, settings),
         between_passes=checkpoint,
     )
-    return _answer(req, result, runner.config_out(req, config))
+    return _answer(req, result, runner.config_out(req.spec(), config))
 
 
 def _answer(req: StackRequest, result: StackResult, config: dict[str, Any]) -> dict[str, Any]:

@@ -64,43 +64,45 @@ async def post_attention_vs_ffn(req: AttentionVsFFNRequest, request: Request) ->
     """Nudge one token; compare ‖Δ output‖ per position of self-attention and the FFN."""
     passes = 2 + (2 * req.token_count if req.influence else 0)
     return await _run(
-        request, req, passes, lambda c, s: runner_contrast.attention_vs_ffn(req, c, s)
+        request, req, passes, lambda c, s: runner_contrast.attention_vs_ffn(req.spec(), c, s)
     )
 
 
 @router.post("/block", response_model=BlockResponse)
 async def post_block(req: BlockRequest, request: Request) -> Response:
     """The FFN sub-layer with its residual add and LayerNorm (post- or pre-norm), step by step."""
-    return await _run(request, req, 1, lambda c, s: runner_block.block(req, c, s))
+    return await _run(request, req, 1, lambda c, s: runner_block.block(req.spec(), c, s))
 
 
 @router.post("/variants", response_model=VariantsResponse)
 async def post_variants(req: VariantsRequest, request: Request) -> Response:
     """The same input and W1 through ReLU, GELU, SiLU, SwiGLU, GeGLU and GeGLU (tanh)."""
-    return await _run(request, req, 6, lambda c, s: runner_block.variants(req, c, s))
+    return await _run(request, req, 6, lambda c, s: runner_block.variants(req.spec(), c, s))
 
 
 @router.post("/budget", response_model=BudgetResponse)
 async def post_budget(req: BudgetRequest) -> Response:
     """Parameters and FLOPs of the FFN against self-attention, for this T and over T
     (formulas only: answered on the event loop)."""
-    return json_response(runner_block.budget(req, get_settings()))
+    return json_response(runner_block.budget(req.spec(), get_settings()))
 
 
 @router.post("/conv1d-check", response_model=Conv1dResponse)
 async def post_conv1d_check(req: SeededForwardRequest, request: Request) -> Response:
     """max |FFN(x) − Conv1d(Conv1d(x))| with kernel-size-1 convolutions of the same weights."""
-    return await _run(request, req, 2, lambda c, s: runner_block.conv1d_check(req, c))
+    return await _run(request, req, 2, lambda c, s: runner_block.conv1d_check(req.spec(), c))
 
 
 @router.post("/dropout", response_model=DropoutResponse)
 async def post_dropout(req: DropoutRequest, request: Request) -> Response:
     """Dropout in train mode (mask, 1/(1-p) scaling) against eval mode (identity)."""
-    return await _run(request, req, 4, lambda c, s: runner_block.dropout(req, c, s))
+    return await _run(request, req, 4, lambda c, s: runner_block.dropout(req.spec(), c, s))
 
 
 @router.post("/misconceptions", response_model=MisconceptionsResponse)
 async def post_misconceptions(req: SeededPerturbRequest, request: Request) -> Response:
     """Checks: two linear maps not one, no mixing of tokens, one W1 for every position."""
     passes = 6 + req.token_count
-    return await _run(request, req, passes, lambda c, s: runner_contrast.misconceptions(req, c, s))
+    return await _run(
+        request, req, passes, lambda c, s: runner_contrast.misconceptions(req.spec(), c, s)
+    )

@@ -15,17 +15,21 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from app.api.schemas.values import as_float_array, check_text
+from app.api.schemas.values import as_float_array, check_max, check_text, check_weights
 from app.config import get_settings
+from app.lab.spec import (
+    PRETRAINED_D_MODEL,
+    SEED_MAX,
+    ForwardSpec,
+    PerturbSpec,
+    to_spec,
+    uploaded_weights,
+)
 from app.model.activations import ACTIVATIONS, get_activation
 from app.model.ffn import FFNConfig, expected_shapes
 
 Matrix = list[list[float]]
 Vector = list[float]
-
-SEED_MAX = 2**31 - 1
-PRETRAINED_D_MODEL = 384
-"""d_model of all-MiniLM-L6-v2 (model = 'minilm-l6')."""
 
 
 class WeightsIn(BaseModel):
@@ -71,6 +75,12 @@ class ForwardRequest(BaseModel):
     num_tokens: int | None = Field(None, ge=1, description="T random tokens when no `tokens`")
     input_seed: int = Field(0, ge=0, le=SEED_MAX, description="seeds the random tokens")
     weights: WeightsIn | None = Field(None, description="replace the seeded weights")
+    weights_id: str | None = Field(
+        None,
+        max_length=64,
+        description="replace the seeded weights with an uploaded layer's (the id POST "
+        "/api/weights/upload answered); d_model, d_ff and bias must be the layer's",
+    )
     mode: Literal["eval", "train"] = Field("eval", description="dropout acts in train only")
     dropout: float = Field(0.0, ge=0.0, lt=1.0, description="dropout probability p")
     dropout_seed: int = Field(0, ge=0, le=SEED_MAX, description="seeds the dropout mask")
@@ -155,13 +165,18 @@ class ForwardRequest(BaseModel):
             _check_max("num_tokens", self.num_tokens, settings.max_tokens)
         if self.weights is not None:
             self._weights = _check_weights(self.weights, config, settings.max_submitted_weights)
+        if self.weights_id is not None:
+            if self.weights is not None:
+                raise ValueError("give either weights or weights_id, not both")
+            self._weights = uploaded_weights(self.weights_id, config)
         return self
 
     @model_validator(mode="before")
     @classmethod
     def _check_pretrained_clashes(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("model") is not None:
-            clashes = [n for n in ("tokens", "num_tokens", "weights") if data.get(n) is not None]
+            names = ("tokens", "num_tokens", "weights", "weights_id")
+            clashes = [n for n in names if data.get(n) is not None]
             if clashes:
                 raise ValueError(
                     f"model = {data['model']!r} takes its input from text and its weights from "
@@ -181,6 +196,10 @@ class ForwardRequest(BaseModel):
             raise ValueError(f"model = {self.model!r} needs a text")
         check_text(self.text)
         return self
+
+    def spec(self) -> ForwardSpec:
+        """The validated body as the experiments layer's plain `ForwardSpec`."""
+        return to_spec(self, ForwardSpec)
 
     def ffn_config(self) -> FFNConfig:
         """The model's shape; dropout applies only in train mode."""
@@ -227,38 +246,13 @@ def _check_weights_in_answer(model: str | None, params: int, limit: int) -> None
 
 def _check_max(field: str, value: int, limit: int) -> None:
     """A 422 message naming the field, the value and the limit (not the setting's name)."""
-    if value > limit:
-        raise ValueError(f"{field} = {value} is over the limit of {limit}")
+    check_max(field, value, limit)
 
 
 def _check_weights(
     weights: WeightsIn, config: FFNConfig, max_numbers: int
 ) -> dict[str, npt.NDArray[np.float32]]:
-    expected = expected_shapes(config)
-    given = {k: v for k, v in weights.model_dump().items() if v is not None}
-    for name in given:
-        if name not in expected:
-            why = "bias is false" if name.startswith("b") else f"{config.activation!r} is not gated"
-            raise ValueError(f"weights.{name} was given but is not used: {why}")
-    total = 0
-    arrays: dict[str, npt.NDArray[np.float32]] = {}
-    for name, shape in expected.items():
-        if name not in given:
-            raise ValueError(
-                f"weights.{name} is required for activation {config.activation!r} with "
-                f"bias={str(config.bias).lower()}; expected shape {list(shape)}"
-            )
-        total += int(np.prod(shape))
-        if total > max_numbers:
-            raise ValueError(f"weights hold over {max_numbers:,} numbers")
-        array = as_float_array(given[name], f"weights.{name}", ndim=len(shape))
-        if array.shape != shape:
-            raise ValueError(
-                f"weights.{name} has shape {list(array.shape)}; expected {list(shape)} for "
-                f"d_model={config.d_model}, d_ff={config.d_ff}"
-            )
-        arrays[name] = array
-    return arrays
+    return check_weights(weights.model_dump(), config, max_numbers)
 
 
 class PerturbRequest(ForwardRequest):
@@ -351,6 +345,10 @@ class PerturbRequest(ForwardRequest):
         limit = get_settings().max_abs_value
         if self.scale is not None and self.scale > limit:
             raise ValueError(f"scale = {self.scale:g} is over the limit of {limit:g}")
+
+    def spec(self) -> PerturbSpec:
+        """The validated body as the experiments layer's plain `PerturbSpec`."""
+        return to_spec(self, PerturbSpec)
 
     @property
     def delta_array(self) -> npt.NDArray[np.float32] | None:

@@ -16,10 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from app.analysis import flop_count, param_counts
 from app.analysis.budget import attention_flop_count
-from app.api.schemas.ffn import PRETRAINED_D_MODEL, SEED_MAX, ForwardRequest, Vector
+from app.api.schemas.ffn import ForwardRequest, Vector
 from app.api.schemas.responses import ConfigOut, SparsityOut
 from app.api.schemas.values import as_float_array
 from app.config import get_settings
+from app.lab.spec import PRETRAINED_D_MODEL, SEED_MAX
 from app.lab.stack import attention_param_count
 from app.model.ffn import FFNConfig
 

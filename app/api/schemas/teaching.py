@@ -13,14 +13,22 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.api.schemas.ffn import SEED_MAX, ForwardRequest, Matrix, PerturbRequest, Vector, _check_max
+from app.api.schemas.ffn import ForwardRequest, Matrix, PerturbRequest, Vector, _check_max
 from app.api.schemas.responses import ConfigOut, FlopsOut, ReductionOut, SparsityOut
 from app.config import get_settings
+from app.lab.spec import (
+    SEED_MAX,
+    AttentionVsFFNSpec,
+    BlockSpec,
+    BudgetSpec,
+    DropoutSpec,
+    ForwardSpec,
+    PerturbSpec,
+    VariantsSpec,
+    to_spec,
+)
 from app.model.activations import get_activation
 from app.model.ffn import FFNConfig, expected_shapes
-
-VARIANTS: tuple[str, ...] = ("relu", "gelu", "silu", "swiglu", "geglu", "geglu_tanh")
-"""The activations compared side by side, in display order."""
 
 
 def check_heads(d_model: int, num_heads: int) -> None:
@@ -50,9 +58,17 @@ class SeededOnly(BaseModel):
 class SeededForwardRequest(SeededOnly, ForwardRequest):
     """The forward body, without the pretrained model."""
 
+    def spec(self) -> ForwardSpec:
+        """The validated body as the experiments layer's plain `ForwardSpec`."""
+        return to_spec(self, ForwardSpec)
+
 
 class SeededPerturbRequest(SeededOnly, PerturbRequest):
     """The perturb body, without the pretrained model."""
+
+    def spec(self) -> PerturbSpec:
+        """The validated body as the experiments layer's plain `PerturbSpec`."""
+        return to_spec(self, PerturbSpec)
 
 
 class AttentionVsFFNRequest(SeededOnly, PerturbRequest):
@@ -82,6 +98,10 @@ class AttentionVsFFNRequest(SeededOnly, PerturbRequest):
         check_heads(self.d_model, self.num_heads)
         return self
 
+    def spec(self) -> AttentionVsFFNSpec:
+        """The validated body as the experiments layer's plain `AttentionVsFFNSpec`."""
+        return to_spec(self, AttentionVsFFNSpec)
+
 
 class BlockRequest(SeededOnly, ForwardRequest):
     """Body of POST /api/block: the forward body plus where the LayerNorm goes."""
@@ -89,6 +109,10 @@ class BlockRequest(SeededOnly, ForwardRequest):
     norm: Literal["post", "pre"] = Field(
         "post", description="post: LayerNorm(x + FFN(x)); pre: x + FFN(LayerNorm(x))"
     )
+
+    def spec(self) -> BlockSpec:
+        """The validated body as the experiments layer's plain `BlockSpec`."""
+        return to_spec(self, BlockSpec)
 
 
 class VariantsRequest(SeededOnly, ForwardRequest):
@@ -113,12 +137,17 @@ class VariantsRequest(SeededOnly, ForwardRequest):
                 f"d_model={self.d_model}, d_ff={self.d_ff} needs {params:,} parameters for "
                 f"the gated variants; the limit is {settings.max_params:,}"
             )
-        if self.weights is not None and get_activation(self.activation).gated:
+        submitted = self.weights is not None or self.weights_id is not None
+        if submitted and get_activation(self.activation).gated:
             raise ValueError(
                 "weights for the variants must be a plain set (w1, b1, w2, b2): give a "
                 "non-gated activation with them"
             )
         return self
+
+    def spec(self) -> VariantsSpec:
+        """The validated body as the experiments layer's plain `VariantsSpec`."""
+        return to_spec(self, VariantsSpec)
 
 
 class BudgetRequest(SeededOnly, ForwardRequest):
@@ -130,6 +159,10 @@ class BudgetRequest(SeededOnly, ForwardRequest):
     def _check_heads(self) -> BudgetRequest:
         check_heads(self.d_model, self.num_heads)
         return self
+
+    def spec(self) -> BudgetSpec:
+        """The validated body as the experiments layer's plain `BudgetSpec`."""
+        return to_spec(self, BudgetSpec)
 
 
 class DropoutRequest(SeededOnly, ForwardRequest):
@@ -145,6 +178,10 @@ class DropoutRequest(SeededOnly, ForwardRequest):
             ]
         }
     )
+
+    def spec(self) -> DropoutSpec:
+        """The validated body as the experiments layer's plain `DropoutSpec`."""
+        return to_spec(self, DropoutSpec)
 
 
 # ---- responses ----

@@ -10,9 +10,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from app.api.schemas.ffn import SEED_MAX
 from app.config import get_settings
 from app.lab.memory import TrainConfig, model_params, training_flops
+from app.lab.spec import SEED_MAX
 from app.model.activations import ACTIVATIONS, get_activation
 
 

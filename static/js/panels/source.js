@@ -13,13 +13,25 @@ const LOCKED = { text: ["preset", "d_model", "d_ff", "tokens", "activation", "bi
 const tokenizer = new LatestOnly();
 let state = null;
 let own = null; // { tokens: [[...]] } once applied: the state's `x` (in the link's fragment)
+let layer = null; // the /api/weights/upload answer once a layer file is uploaded
 let textTimer = null;
 
+const isGated = (name) => Boolean(boot.activations.find((a) => a.name === name)?.gated);
+
 registerSource("own", (body, st) => {
-  if (!st.x) return body; // until data is applied, random tokens as before
-  const out = { ...body, tokens: st.x };
-  delete out.num_tokens;
-  delete out.input_seed;
+  if (!st.x && !layer) return body; // until data is applied, random tokens as before
+  const out = { ...body };
+  if (st.x) {
+    out.tokens = st.x;
+    delete out.num_tokens;
+    delete out.input_seed;
+  }
+  if (layer) { // the uploaded layer fixes the shapes; the server holds its weights
+    Object.assign(out, { d_model: layer.d_model, d_ff: layer.d_ff, bias: layer.bias, weights_id: layer.weights_id });
+    if (isGated(out.activation) !== layer.gated) out.activation = layer.activation;
+    delete out.weights;
+    return out;
+  }
   const weights = $("own-weights").checked ? gridWeights(st, boot) : null;
   if (weights) out.weights = weights;
   return out;
@@ -32,7 +44,8 @@ function showSource(st) {
   $("source-own").hidden = st.source !== "own";
   $("source-text").hidden = st.source !== "text";
   document.body.dataset.source = st.source;
-  const locked = st.source === "own" && !own ? [] : LOCKED[st.source] || [];
+  const locked = [...(st.source === "own" && !own ? [] : LOCKED[st.source] || []),
+    ...(st.source === "own" && layer ? ["d_model", "d_ff", "bias"] : [])];
   for (const id of LOCKED.text) {
     const el = $(id);
     if (locked.includes(id)) el.disabled = true;
@@ -87,6 +100,40 @@ async function applyFile(file) {
     }
   } catch (err) {
     ownError(err);
+  }
+}
+
+function layerText(answer) {
+  return t("own.layer_using", {
+    family: answer.family, d_model: answer.d_model, d_ff: answer.d_ff, activation: answer.activation,
+    gated: answer.gated ? t("own.layer_gated") : "",
+    bias: t(answer.bias ? "own.layer_bias" : "own.layer_no_bias"),
+  });
+}
+
+/** Send a layer file to the server as it is (no JSON), keep the id it answers. */
+async function applyLayer(file) {
+  const status = $("own-layer-status");
+  status.textContent = t("own.layer_reading", { name: file.name });
+  try {
+    const response = await fetch(`/api/weights/upload?filename=${encodeURIComponent(file.name)}`, {
+      method: "POST", body: file, headers: { "content-type": "application/octet-stream" },
+    });
+    const answer = await response.json();
+    if (!response.ok) {
+      const detail = answer.detail;
+      throw new Error(Array.isArray(detail) ? detail.map((d) => d.msg).join("; ") : String(detail));
+    }
+    layer = answer;
+    $("own-error").textContent = "";
+    status.textContent = layerText(answer);
+    status.dataset.weightsId = answer.weights_id;
+    status.dataset.dFf = String(answer.d_ff);
+    emit("change", { source: "own", preset: "custom", d_model: answer.d_model, d_ff: answer.d_ff, bias: answer.bias,
+      activation: isGated(state?.activation) === answer.gated ? state.activation : answer.activation });
+  } catch (err) {
+    status.textContent = layer ? layerText(layer) : "";
+    ownError(err); // the previous layer (or none) stays in use
   }
 }
 
@@ -152,6 +199,7 @@ function bind() {
   }
   $("own-apply").addEventListener("click", applyText);
   $("own-file").addEventListener("change", (e) => { if (e.target.files[0]) applyFile(e.target.files[0]); e.target.value = ""; });
+  $("own-layer-file").addEventListener("change", (e) => { if (e.target.files[0]) applyLayer(e.target.files[0]); e.target.value = ""; });
   $("own-weights").addEventListener("change", () => {
     resetGrid(state, boot);
     if (!$("own-weights").checked) emit("change", { w: null });
@@ -186,7 +234,10 @@ on("forward", ({ data, state: st }) => {
   if (data.tokens) renderTokens(data.tokens, data.special);
   if (!$("weight-grid").childElementCount) resetGrid(st, boot);
 });
-on("language", () => { if (own) $("own-status").textContent = t("own.using", { rows: own.tokens.length, cols: own.tokens[0].length }); });
+on("language", () => {
+  if (own) $("own-status").textContent = t("own.using", { rows: own.tokens.length, cols: own.tokens[0].length });
+  if (layer) $("own-layer-status").textContent = layerText(layer);
+});
 
 bind();
 checkModel();

@@ -1,0 +1,114 @@
+"""The notebook API: `lab.forward(...)` and `lab.perturb(...)` without a server.
+
+Every keyword is a field of the matching API body, with the same name, default and checks
+(see `ForwardRequest` / `PerturbRequest` in /openapi.json); the answer holds the same numbers
+as POST /api/forward and /api/perturb, as NumPy arrays, by the API's field names:
+
+    from app import lab
+    r = lab.forward(d_model=16, d_ff=64, activation="gelu", num_tokens=6)
+    r["hidden"]          # float32 [6, 64], after the activation (Vaswani et al. 2017 eq. 2)
+    lab.flow(r).show()
+
+Both run the very functions the server runs (app.lab.ffn, app.lab.pretrained) on a
+process-wide weight cache of the server's class (app.services.shared).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+
+from app.config import get_settings
+from app.lab import ffn as runner
+from app.lab import pretrained as runner_pretrained
+from app.lab.spec import forward_spec, perturb_spec
+from app.services.shared import default_cache
+
+
+class Result(Mapping[str, Any]):
+    """An answer of `lab.forward` / `lab.perturb`: read it by the API's field names.
+
+    `r["hidden"]` (or `r.hidden`) is a NumPy array; nested blocks (`config`, `sparsity`,
+    `shapes`, ...) are dicts as in the JSON answer. Fields the answer does not have for this
+    run (e.g. `up` when not gated) are None.
+    """
+
+    def __init__(self, kind: str, data: Mapping[str, Any]) -> None:
+        self.kind = kind
+        self.data = dict(data)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.data)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __getattr__(self, name: str) -> Any:
+        data = self.__dict__.get("data", {})
+        if name in data:
+            return data[name]
+        raise AttributeError(f"{self.kind} answer has no field {name!r}; fields: {list(data)}")
+
+    def __repr__(self) -> str:
+        config = self.data.get("config", {})
+        head = ", ".join(
+            f"{k}={config[k]!r}"
+            for k in ("d_model", "d_ff", "activation", "num_tokens")
+            if k in config
+        )
+        arrays = ", ".join(
+            f"{k} {list(v.shape)}" for k, v in self.data.items() if isinstance(v, np.ndarray)
+        )
+        return f"<lab.{self.kind}: {head}; {arrays}>"
+
+
+def forward(**body: Any) -> Result:
+    """Run FFN(x) = act(x W1 + b1) W2 + b2 and keep every intermediate tensor.
+
+    Keywords: the POST /api/forward body (d_model, d_ff, activation, seed, bias, tokens,
+    num_tokens, input_seed, weights, mode, dropout, dropout_seed, sparsity_threshold,
+    include_weights, model, layer, text, display, unit_start, feature_start), same defaults.
+    `tokens` and `weights` may be lists, NumPy arrays or torch tensors; `lab.from_module(m)`
+    gives d_model, d_ff, activation, bias and weights of a transformers block.
+
+    Returns:
+        The /api/forward answer: input [T, d_model], pre_activation / up / hidden [T, d_ff],
+        output [T, d_model] (float32), sparsity, params, flops, shapes, config, reduction
+        (when summarised for display: `display="full"` sends every column).
+
+    Raises:
+        TypeError: a keyword the API body does not have.
+        ValueError: a value the API refuses with a 422 (the message names the field);
+            `app.lab.errors.ModelUnavailable` when the pretrained weights are not installed.
+    """
+    settings = get_settings()
+    spec = forward_spec(settings, **body)
+    if spec.model is not None:
+        return Result("forward", runner_pretrained.forward(spec, settings))
+    return Result("forward", runner.forward(spec, default_cache(), settings))
+
+
+def perturb(**body: Any) -> Result:
+    """Nudge token `position` and compare the output row by row, as POST /api/perturb.
+
+    Keywords: the forward keywords plus position, delta (a d_model vector) or scale (L2 norm
+    of a random direction drawn by direction_seed), and replace_word (model only).
+
+    Returns:
+        The /api/perturb answer: input, input_perturbed, output, output_perturbed,
+        output_delta [T, d_model], delta_norm_per_position [T], changed_positions,
+        max_abs_change_other_positions (exactly 0: the FFN mixes no positions).
+
+    Raises:
+        TypeError, ValueError: as `forward`.
+    """
+    settings = get_settings()
+    spec = perturb_spec(settings, **body)
+    if spec.model is not None:
+        return Result("perturb", runner_pretrained.perturb(spec, settings))
+    return Result("perturb", runner.perturb(spec, default_cache(), settings))

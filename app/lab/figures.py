@@ -1,0 +1,352 @@
+"""Plotly figures of forward and perturb answers, as the page draws them.
+
+One builder for two users: the offline HTML snapshot (POST /api/snapshot, `app.lab.snapshot`)
+and the notebook (`lab.flow`, `lab.sparsity`, `lab.perturbation`, for `fig.show()` in Jupyter,
+VS Code or Colab, and plotly's own `write_html` / `write_image`). Colours are the page's
+(ColorBrewer RdBu, as static/js/charts.js: blue < 0 < red, white at 0, a symmetric range per
+heatmap); titles, axis names and captions come from the page's message catalogs
+(static/i18n/<lang>/*.json). Every heatmap shows the answer's own arrays; when an answer was
+summarised for display (`reduction`), the caption says "showing k of n" and the x axis is
+labelled with the real column indices, as on the page.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from app.paths import STATIC_DIR
+
+# ColorBrewer RdBu (colour-blind safe), as static/js/charts.js: blue < 0 < red, white at 0.
+DIVERGING = [
+    [0.0, "#2166ac"],
+    [0.125, "#4393c3"],
+    [0.25, "#92c5de"],
+    [0.375, "#d1e5f0"],
+    [0.5, "#f7f7f7"],
+    [0.625, "#fddbc7"],
+    [0.75, "#f4a582"],
+    [0.875, "#d6604d"],
+    [1.0, "#b2182b"],
+]
+ACCENT = "#2166ac"
+MUTED = "#b2182b"
+PLOT_CONFIG = {"displaylogo": False, "responsive": True}
+
+Answer = Mapping[str, Any]
+"""A forward or perturb answer: the dict `lab.forward` / `lab.perturb` return, or its JSON."""
+
+
+@lru_cache
+def catalog(lang: str) -> dict[str, str]:
+    """Every message of `lang`, merged from static/i18n/<lang>/*.json (sorted by part)."""
+    merged: dict[str, str] = {}
+    for path in sorted((STATIC_DIR / "i18n" / lang).glob("*.json")):
+        merged |= json.loads(path.read_text(encoding="utf-8"))
+    if not merged:
+        raise ValueError(f"lang = {lang!r} has no message catalog; use 'en' or 'zh-CN'")
+    return merged
+
+
+class Messages:
+    """`msg(key, **params)` fills {name} placeholders like static/js/i18n.js `t()`."""
+
+    def __init__(self, lang: str) -> None:
+        self.messages = catalog(lang)
+
+    def __call__(self, key: str, **params: Any) -> str:
+        text = self.messages.get(key, key)
+        for name, value in params.items():
+            text = text.replace("{" + name + "}", str(value))
+        return text
+
+
+def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "title": {"text": title, "font": {"size": 14}},
+        "xaxis": {"title": {"text": x_title}, "automargin": True},
+        "yaxis": {"title": {"text": y_title}, "automargin": True},
+        "font": {"family": "system-ui, sans-serif", "size": 12, "color": "#1a1a1a"},
+        "margin": {"l": 56, "r": 16, "t": 40, "b": 48},
+        "height": 340,
+        "paper_bgcolor": "white",
+        "plot_bgcolor": "white",
+        **extra,
+    }
+
+
+def summary_of(answer: Answer, key: str) -> dict[str, Any] | None:
+    """The display summary of tensor `key` (see `reduction`), or None when it was sent whole:
+    {"kept": column indices, "total": the full tensor's column count}."""
+    reduction = answer.get("reduction")
+    for group in (reduction or {}).get("groups", []):
+        if key in group["tensors"]:
+            return {"kept": [int(i) for i in group["kept"]], "total": int(group["full_shape"][1])}
+    return None
+
+
+def caption(answer: Answer, key: str, msg: Messages) -> str:
+    """`hidden [6 × 64]`, plus "showing k of n ..." when the tensor was summarised."""
+    summary = summary_of(answer, key)
+    shape = answer.get("shapes", {}).get(key)
+    if shape is None:
+        shape = list(np.shape(answer[key]))
+        if summary is not None:
+            shape[-1] = summary["total"]
+    text = f"{key} [{' × '.join(str(n) for n in shape)}]"
+    if summary is not None:
+        text += " · " + msg("display.summary", kept=len(summary["kept"]), total=summary["total"])
+    return text
+
+
+def heatmap(
+    z: Any,
+    title: str,
+    x_title: str,
+    y_title: str,
+    x_labels: list[int] | None = None,
+    zmax: float | None = None,
+) -> go.Figure:
+    """A signed heatmap [rows, cols] with a symmetric colour range around 0.
+
+    `x_labels`: the real column indices when the columns are a summary (else 0..cols-1).
+    """
+    values = np.asarray(z, dtype=np.float64)
+    if zmax is None:
+        zmax = float(np.max(np.abs(values))) if values.size else 0.0
+    zmax = zmax or 1e-12
+    trace = go.Heatmap(
+        z=values,
+        x=[str(i) for i in x_labels] if x_labels is not None else None,
+        zmin=-zmax,
+        zmax=zmax,
+        zmid=0,
+        colorscale=DIVERGING,
+        colorbar={"thickness": 10, "tickformat": "+.2~g", "outlinewidth": 0},
+        hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>%{{z:+.4~g}}<extra></extra>",
+    )
+    layout = _layout(title, x_title, y_title)
+    layout["yaxis"] |= {"autorange": "reversed"}
+    if x_labels is not None:
+        layout["xaxis"] |= {"type": "category"}
+    return go.Figure(trace, layout)
+
+
+def bars(
+    values: list[float], title: str, x_title: str, y_title: str, colors: Any = ACCENT
+) -> go.Figure:
+    """One bar per position."""
+    trace = go.Bar(
+        x=[str(i) for i in range(len(values))],
+        y=values,
+        marker={"color": colors},
+        hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y:.4~g}}<extra></extra>",
+    )
+    layout = _layout(title, x_title, y_title)
+    layout["xaxis"] |= {"type": "category"}
+    return go.Figure(trace, layout)
+
+
+def _kept(answer: Answer, key: str) -> list[int] | None:
+    summary = summary_of(answer, key)
+    return None if summary is None else summary["kept"]
+
+
+def flow_panels(forward: Answer, msg: Messages) -> list[tuple[str, go.Figure]]:
+    """(key, heatmap) for each stage of the flow: input, pre-activation, (up), hidden, output."""
+    gated = forward["config"]["gated"]
+    feature, unit, position = msg("axis.feature"), msg("axis.unit"), msg("axis.position")
+    pre = msg("flow.pre_activation_gated" if gated else "flow.pre_activation")
+    stages = [("input", msg("flow.input"), feature), ("pre_activation", pre, unit)]
+    if gated:
+        stages.append(("up", msg("flow.up"), unit))
+    stages += [("hidden", msg("flow.hidden"), unit), ("output", msg("flow.output"), feature)]
+    return [
+        (key, heatmap(forward[key], title, x_title, position, _kept(forward, key)))
+        for key, title, x_title in stages
+    ]
+
+
+def histogram_panel(forward: Answer, msg: Messages) -> go.Figure:
+    """Pre-activation histogram with the zero line: the server's bins over the full tensor
+    (`pre_activation_histogram`) when the answer has them, else the sent values binned here."""
+    binned = forward.get("pre_activation_histogram")
+    if binned is not None:
+        edges = np.asarray(binned["edges"], dtype=np.float64)
+        trace: Any = go.Bar(
+            x=(edges[:-1] + edges[1:]) / 2,
+            y=np.asarray(binned["counts"]),
+            width=np.diff(edges),
+            marker={"color": ACCENT},
+        )
+    else:
+        trace = go.Histogram(
+            x=np.asarray(forward["pre_activation"]).ravel(), nbinsx=60, marker={"color": ACCENT}
+        )
+    zero_line = {
+        "type": "line",
+        "x0": 0,
+        "x1": 0,
+        "y0": 0,
+        "y1": 1,
+        "yref": "paper",
+        "line": {"color": MUTED, "width": 2},
+    }
+    layout = _layout(msg("sparsity.histogram"), msg("axis.value"), msg("axis.count"), bargap=0.02)
+    return go.Figure(trace, layout | {"shapes": [zero_line]})
+
+
+def sparsity_panels(forward: Answer, msg: Messages) -> list[tuple[str, go.Figure]]:
+    """(key, figure): inactive fraction per token (bars) and the pre-activation histogram."""
+    per_token = [float(v) for v in forward["sparsity"]["per_token"]]
+    return [
+        (
+            "sparsity",
+            bars(
+                per_token,
+                msg("sparsity.per_token"),
+                msg("axis.position"),
+                msg("axis.inactive_fraction"),
+            ),
+        ),
+        ("histogram", histogram_panel(forward, msg)),
+    ]
+
+
+def perturbation_panels(perturb: Answer, msg: Messages) -> list[tuple[str, go.Figure]]:
+    """(key, figure): ‖Δ output‖ per position (the nudged one in red) and the difference."""
+    position = msg("axis.position")
+    norms = [float(v) for v in perturb["delta_norm_per_position"]]
+    colors = [MUTED if i == perturb["position"] else ACCENT for i in range(len(norms))]
+    delta = heatmap(
+        perturb["output_delta"],
+        msg("perturb.diff"),
+        msg("axis.feature"),
+        position,
+        _kept(perturb, "output_delta"),
+    )
+    return [
+        ("delta-norms", bars(norms, msg("perturb.bars"), position, msg("axis.delta_norm"), colors)),
+        ("delta", delta),
+    ]
+
+
+def figures(forward: Answer, perturb: Answer, msg: Messages) -> list[tuple[str, go.Figure]]:
+    """(id, figure) for every view of the page: the flow, sparsity and perturbation."""
+    return (
+        flow_panels(forward, msg)
+        + sparsity_panels(forward, msg)
+        + perturbation_panels(perturb, msg)
+    )
+
+
+def combine(
+    panels: list[tuple[str, go.Figure]], captions: list[str], title: str, height: int = 380
+) -> go.Figure:
+    """The panels side by side in one figure, each with its own axes and colour bar."""
+    fig = make_subplots(
+        rows=1,
+        cols=len(panels),
+        subplot_titles=[
+            f"{p.layout.title.text}<br><sub>{c}</sub>"
+            for (_, p), c in zip(panels, captions, strict=True)
+        ],
+        horizontal_spacing=0.09 if len(panels) > 2 else 0.12,
+    )
+    for col, (_, panel) in enumerate(panels, start=1):
+        axis = "" if col == 1 else str(col)
+        domain = fig.layout[f"xaxis{axis}"].domain
+        for trace in panel.data:
+            if isinstance(trace, go.Heatmap):
+                trace.colorbar.x = domain[1] + 0.005
+                trace.colorbar.thickness = 8
+            fig.add_trace(trace, row=1, col=col)
+        fig.update_xaxes(panel.layout.xaxis, row=1, col=col)
+        fig.update_yaxes(panel.layout.yaxis, row=1, col=col)
+        for shape in panel.layout.shapes:
+            fig.add_shape(shape, row=1, col=col)
+    fig.update_layout(
+        title={"text": title, "font": {"size": 15}},
+        font={"family": "system-ui, sans-serif", "size": 12, "color": "#1a1a1a"},
+        height=height,
+        margin={"l": 56, "r": 24, "t": 96, "b": 48},
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        showlegend=False,
+        bargap=0.02,
+    )
+    fig.update_annotations(font_size=12)
+    return fig
+
+
+def flow(forward: Answer, lang: str = "en") -> go.Figure:
+    """The flow panel of a forward answer: input -> pre-activation (-> up) -> hidden -> output.
+
+    Args:
+        forward: `lab.forward(...)` (or the JSON of POST /api/forward).
+        lang: "en" or "zh-CN", the language of titles and labels.
+
+    Returns:
+        One figure, a heatmap per stage ([T, d_model] or [T, d_ff], values as sent, each on a
+        symmetric RdBu scale); each subtitle gives the tensor's shape and, when the answer
+        was summarised, which columns are shown.
+    """
+    msg = Messages(lang)
+    panels = flow_panels(forward, msg)
+    captions = [caption(forward, key, msg) for key, _ in panels]
+    return combine(panels, captions, msg("flow.heading"))
+
+
+def sparsity(forward: Answer, lang: str = "en") -> go.Figure:
+    """The sparsity panel: inactive fraction per token and the pre-activation histogram.
+
+    The subtitles give the rule (exact zeros for ReLU, |h| < threshold otherwise) and the
+    overall fraction, as the page's text does; the histogram counts every pre-activation of
+    the full tensor (the server's bins) even when the heatmaps were summarised.
+    """
+    msg = Messages(lang)
+    s = forward["sparsity"]
+    rule = (
+        msg("sparsity.rule_exact")
+        if s["rule"] == "exact_zero"
+        else msg("sparsity.rule_threshold", threshold=s["threshold"])
+    )
+    config = forward["config"]
+    summary = msg(
+        "sparsity.summary",
+        overall=f"{float(s['overall']):.1%}",
+        dead=f"{len(s['dead_neurons']):,}",
+        d_ff=f"{int(config['d_ff']):,}",
+        tokens=f"{int(config['num_tokens']):,}",
+    )
+    panels = sparsity_panels(forward, msg)
+    shape = caption(forward, "pre_activation", msg)
+    return combine(panels, [rule, f"{summary} · {shape}"], msg("sparsity.heading"))
+
+
+def perturbation(perturb: Answer, lang: str = "en") -> go.Figure:
+    """The perturbation panel: ‖Δ output‖ per position and the output difference heatmap.
+
+    The subtitles say which rows changed and the largest change at any other position (0
+    when every other row is bit-for-bit identical).
+    """
+    msg = Messages(lang)
+    changed = ", ".join(str(int(p)) for p in perturb["changed_positions"]) or "—"
+    max_other = float(perturb["max_abs_change_other_positions"])
+    note = msg("perturb.changed", positions=changed)
+    if max_other == 0:
+        note += " " + msg("perturb.exact")
+    panels = perturbation_panels(perturb, msg)
+    captions = [
+        note,
+        msg("perturb.max_other", value="0" if max_other == 0 else f"{max_other:.3g}")
+        + " · "
+        + caption(perturb, "output_delta", msg),
+    ]
+    return combine(panels, captions, msg("perturb.heading"))

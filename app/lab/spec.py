@@ -1,0 +1,358 @@
+"""What an experiment needs, as plain frozen dataclasses (no Pydantic, no HTTP).
+
+The API's request models (app.api.schemas) validate a JSON body and turn it into one of these
+with `req.spec()`; the notebook API builds them from keyword arguments with `forward_spec` /
+`perturb_spec`, which run the same value checks (app.lab.values) and raise `ValueError`s with
+the same words. Attribute names are the API's: `tokens_array` and `weights_arrays` are the
+validated float32 `tokens` and `weights`, `delta_array` the validated `delta`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from app.config import Settings, get_settings
+from app.lab.values import as_float_array, check_max, check_text, check_weights
+from app.model.activations import get_activation
+from app.model.ffn import FFNConfig, expected_shapes
+
+Array = npt.NDArray[np.float32]
+
+SEED_MAX = 2**31 - 1
+PRETRAINED_D_MODEL = 384
+"""d_model of all-MiniLM-L6-v2 (model = 'minilm-l6')."""
+PRETRAINED_MODELS = ("minilm-l6",)
+PRETRAINED_LAYERS = 6
+MODES = ("eval", "train")
+DISPLAYS = ("auto", "full", "top_rms")
+VARIANTS: tuple[str, ...] = ("relu", "gelu", "silu", "swiglu", "geglu", "geglu_tanh")
+"""The activations compared side by side (POST /api/variants), in display order."""
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class ForwardSpec:
+    """One FFN run: its shape, weights, input tokens and how the answer is displayed.
+
+    Attributes (the API body's fields, see `ForwardRequest`):
+        d_model, d_ff, activation, seed, bias: the FFN (seeded weights unless submitted).
+        tokens_array: float32 [T, d_model], or None for `num_tokens` N(0, 1) tokens drawn by
+            `input_seed` (8 when both are None).
+        weights_arrays: float32 arrays by name (w1 [d_model, d_ff], b1, w2 [d_ff, d_model],
+            b2, w_gate, b_gate), paper orientation, or None for seeded weights.
+        mode, dropout, dropout_seed: dropout acts in train mode only.
+        sparsity_threshold: |h| below this is inactive (None: the server's setting).
+        include_weights: return the weights too.
+        model, layer, text: a real pretrained layer ('minilm-l6') on a text.
+        display, unit_start, feature_start: display summary of big answers.
+    """
+
+    d_model: int = 16
+    d_ff: int = 64
+    activation: str = "relu"
+    seed: int = 0
+    bias: bool = True
+    tokens_array: Array | None = None
+    num_tokens: int | None = None
+    input_seed: int = 0
+    weights_arrays: dict[str, Array] | None = None
+    weights_id: str | None = None
+    mode: str = "eval"
+    dropout: float = 0.0
+    dropout_seed: int = 0
+    sparsity_threshold: float | None = None
+    include_weights: bool = False
+    model: str | None = None
+    layer: int = 0
+    text: str | None = None
+    display: str = "auto"
+    unit_start: int = 0
+    feature_start: int = 0
+
+    def ffn_config(self) -> FFNConfig:
+        """The model's shape; dropout applies only in train mode."""
+        return FFNConfig(
+            d_model=self.d_model,
+            d_ff=self.d_ff,
+            activation=self.activation,
+            bias=self.bias,
+            dropout=self.dropout if self.mode == "train" else 0.0,
+        )
+
+    @property
+    def token_count(self) -> int:
+        """T, the number of tokens this run uses."""
+        if self.tokens_array is not None:
+            return int(self.tokens_array.shape[0])
+        return self.num_tokens if self.num_tokens is not None else 8
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class PerturbSpec(ForwardSpec):
+    """A forward run plus the nudge of one token (see `PerturbRequest`).
+
+    Attributes:
+        position: 0-based index of the token to change.
+        delta_array: float32 [d_model] added to that token, or None for a random direction
+            of L2 norm `scale` (1 when None) drawn by `direction_seed`.
+        replace_word: pretrained model only: put this word at `position` instead.
+    """
+
+    position: int = 0
+    delta_array: Array | None = None
+    scale: float | None = None
+    direction_seed: int = 0
+    replace_word: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class AttentionVsFFNSpec(PerturbSpec):
+    """POST /api/attention-vs-ffn: the nudge, through self-attention and through the FFN."""
+
+    num_heads: int = 1
+    attention_seed: int = 0
+    influence: bool = True
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class BlockSpec(ForwardSpec):
+    """POST /api/block: the FFN sub-layer with its residual and LayerNorm ("post" or "pre")."""
+
+    norm: str = "post"
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class VariantsSpec(ForwardSpec):
+    """POST /api/variants: with `match_params`, gated variants get the plain FFN's count."""
+
+    match_params: bool = False
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class BudgetSpec(ForwardSpec):
+    """POST /api/budget: parameters and FLOPs against `num_heads`-head attention."""
+
+    num_heads: int = 1
+
+
+@dataclass(frozen=True, kw_only=True, eq=False)
+class DropoutSpec(ForwardSpec):
+    """POST /api/dropout: both modes, `dropout` = p, `dropout_seed` the mask."""
+
+
+S = TypeVar("S", bound=ForwardSpec)
+
+
+def _int(field: str, value: Any, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ValueError(f"{field} must be an integer, got {value!r}")
+    if value < low or (high is not None and value > high):
+        allowed = f"at least {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{field} = {value} is not allowed: it must be {allowed}")
+    return int(value)
+
+
+def _choice(field: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if value not in allowed:
+        raise ValueError(f"{field} = {value!r} is not allowed; use one of {', '.join(allowed)}")
+    return str(value)
+
+
+def _numbers(value: Any) -> Any:
+    """Tensors and arrays as plain arrays (lists pass through to the value checks)."""
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    return value
+
+
+def forward_spec(settings: Settings | None = None, **body: Any) -> ForwardSpec:
+    """A `ForwardSpec` from the keyword arguments of an /api/forward body, checked as the API
+    checks it (limits from `settings`, default: the environment's).
+
+    `tokens` and each of `weights` may be nested lists, NumPy arrays or torch tensors.
+
+    Raises:
+        TypeError: an argument the API body does not have.
+        ValueError: a value the API would refuse with a 422; the message names the field.
+    """
+    return _build(ForwardSpec, settings or get_settings(), body)
+
+
+def perturb_spec(settings: Settings | None = None, **body: Any) -> PerturbSpec:
+    """A `PerturbSpec` from the keyword arguments of an /api/perturb body (see
+    `forward_spec`); `delta` may be a list, an array or a tensor."""
+    return cast(PerturbSpec, _build(PerturbSpec, settings or get_settings(), body))
+
+
+BODY_ONLY = {"tokens", "weights", "delta"}
+
+
+def to_spec(source: Any, cls: type[S]) -> S:
+    """`cls` with every attribute read from `source` (a validated request model)."""
+    return cls(**{name: getattr(source, name) for name in cls.__dataclass_fields__})
+
+
+def _build(cls: type[ForwardSpec], settings: Settings, body: dict[str, Any]) -> ForwardSpec:
+    known = set(cls.__dataclass_fields__) - {"tokens_array", "weights_arrays", "delta_array"}
+    allowed = known | (BODY_ONLY if cls is PerturbSpec else BODY_ONLY - {"delta"})
+    unknown = sorted(set(body) - allowed)
+    if unknown:
+        raise TypeError(f"unexpected argument(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
+    values = {k: v for k, v in body.items() if k in known}
+    model = body.get("model")
+    if model is not None:
+        _choice("model", model, PRETRAINED_MODELS)
+        names = ("tokens", "num_tokens", "weights", "weights_id")
+        clashes = [n for n in names if body.get(n) is not None]
+        if clashes:
+            raise ValueError(
+                f"model = {model!r} takes its input from text and its weights from "
+                f"the model; remove {', '.join(clashes)}"
+            )
+    for name in ("seed", "input_seed", "dropout_seed"):
+        _int(name, values.get(name, 0), 0, SEED_MAX)
+    for name in ("unit_start", "feature_start"):
+        _int(name, values.get(name, 0), 0, SEED_MAX)
+    _choice("mode", values.get("mode", "eval"), MODES)
+    _choice("display", values.get("display", "auto"), DISPLAYS)
+    _int("layer", values.get("layer", 0), 0, PRETRAINED_LAYERS - 1)
+    d_model = _int("d_model", values.get("d_model", 16), 1)
+    d_ff = _int("d_ff", values.get("d_ff", 64), 1)
+    check_max("d_model", d_model, settings.max_d_model)
+    check_max("d_ff", d_ff, settings.max_d_ff)
+    get_activation(values.get("activation", "relu"))
+    spec = cls(**values)
+    config = spec.ffn_config()  # checks dropout and the activation
+    params = sum(int(np.prod(s)) for s in expected_shapes(config).values())
+    if params > settings.max_params:
+        raise ValueError(
+            f"d_model={d_model}, d_ff={d_ff} ({spec.activation}) needs "
+            f"{params:,} parameters; the limit is {settings.max_params:,}"
+        )
+    tokens, num_tokens = body.get("tokens"), body.get("num_tokens")
+    if tokens is not None and num_tokens is not None:
+        raise ValueError("give either tokens or num_tokens, not both")
+    extra: dict[str, Any] = {}
+    if tokens is not None:
+        tokens = _numbers(tokens)
+        check_max("number of tokens (rows of tokens)", len(tokens), settings.max_tokens)
+        array = as_float_array(tokens, "tokens", ndim=2)
+        if array.shape[1] != d_model:
+            raise ValueError(
+                f"tokens rows have {array.shape[1]} numbers; each must have d_model = {d_model}"
+            )
+        extra["tokens_array"] = array
+    elif num_tokens is not None:
+        _int("num_tokens", num_tokens, 1)
+        check_max("num_tokens", num_tokens, settings.max_tokens)
+    weights = body.get("weights")
+    if weights is not None:
+        if not isinstance(weights, Mapping):
+            raise ValueError("weights must be a mapping of names (w1, b1, w2, b2, ...) to arrays")
+        unknown_weights = sorted(set(weights) - {"w1", "b1", "w2", "b2", "w_gate", "b_gate"})
+        if unknown_weights:
+            raise ValueError(
+                f"weights has unknown name(s) {', '.join(unknown_weights)}; "
+                "use w1, b1, w2, b2, w_gate, b_gate"
+            )
+        given = {k: _numbers(v) for k, v in weights.items()}
+        extra["weights_arrays"] = check_weights(given, config, settings.max_submitted_weights)
+    if spec.weights_id is not None:
+        if weights is not None:
+            raise ValueError("give either weights or weights_id, not both")
+        extra["weights_arrays"] = uploaded_weights(spec.weights_id, config)
+    if spec.model is None:
+        if spec.text is not None:
+            raise ValueError("text needs a pretrained model: add model = 'minilm-l6'")
+    else:
+        if spec.mode != "eval":
+            raise ValueError(f"model = {spec.model!r} runs in eval mode only, got mode = 'train'")
+        if spec.text is None:
+            raise ValueError(f"model = {spec.model!r} needs a text")
+        check_text(spec.text)
+    if isinstance(spec, PerturbSpec):
+        extra |= _perturbation(spec, body, settings, extra)
+    if not extra:
+        return spec
+    return cls(**(values | extra))
+
+
+def _perturbation(
+    spec: PerturbSpec, body: dict[str, Any], settings: Settings, extra: dict[str, Any]
+) -> dict[str, Any]:
+    """The perturb body's own checks (as `PerturbRequest._check_perturbation`)."""
+    _int("position", spec.position, 0)
+    _int("direction_seed", spec.direction_seed, 0, SEED_MAX)
+    delta = body.get("delta")
+    if spec.model is not None:
+        given = [n for n in ("delta", "scale", "replace_word") if body.get(n) is not None]
+        if len(given) > 1:
+            raise ValueError(
+                f"give one of delta, scale and replace_word, not {' and '.join(given)}"
+            )
+        if spec.replace_word is not None and not spec.replace_word.strip():
+            raise ValueError("replace_word must not be empty")
+        width, what = PRETRAINED_D_MODEL, "the model's d_model"
+    else:
+        if spec.replace_word is not None:
+            raise ValueError("replace_word needs a pretrained model: add model = 'minilm-l6'")
+        tokens = extra.get("tokens_array")
+        count = int(tokens.shape[0]) if tokens is not None else spec.token_count
+        if spec.position >= count:
+            raise ValueError(
+                f"position = {spec.position} is out of range: there are {count} tokens, "
+                f"so position must be in [0, {count - 1}]"
+            )
+        if delta is not None and spec.scale is not None:
+            raise ValueError("give either delta or scale, not both")
+        width, what = spec.d_model, "d_model"
+    out: dict[str, Any] = {}
+    if delta is not None:
+        array = as_float_array(_numbers(delta), "delta", ndim=1)
+        if array.shape[0] != width:
+            raise ValueError(f"delta has {array.shape[0]} numbers; it must have {what} = {width}")
+        out["delta_array"] = array
+    if spec.scale is not None:
+        if spec.scale < 0:
+            raise ValueError(f"scale = {spec.scale:g} is not allowed: it must be at least 0")
+        if spec.scale > settings.max_abs_value:
+            raise ValueError(
+                f"scale = {spec.scale:g} is over the limit of {settings.max_abs_value:g}"
+            )
+    return out
+
+
+def uploaded_weights(weights_id: str, config: FFNConfig) -> dict[str, Array]:
+    """The arrays of an uploaded layer (POST /api/weights/upload), checked against `config`.
+
+    Raises:
+        ValueError: an unknown (or evicted) id, or a layer whose shapes, gate or biases do
+            not fit d_model, d_ff, activation and bias.
+    """
+    from app.services.uploads import upload_store  # the store imports app.lab modules
+
+    layer = upload_store().get(weights_id)
+    if layer is None:
+        raise ValueError(
+            f"weights_id = {weights_id!r} is not a layer this server holds (uploads are kept "
+            "while the server runs, the least recently used dropped first): upload the file again"
+        )
+    if (layer.d_model, layer.d_ff) != (config.d_model, config.d_ff):
+        raise ValueError(
+            f"the uploaded layer is d_model = {layer.d_model}, d_ff = {layer.d_ff}; set "
+            f"d_model and d_ff to those (got {config.d_model}, {config.d_ff})"
+        )
+    if layer.gated != config.gated:
+        kind = "gated (gate/up/down)" if layer.gated else "not gated (two matrices)"
+        raise ValueError(
+            f"the uploaded layer is {kind}; activation {config.activation!r} does not fit "
+            f"(the {layer.family} family uses {layer.activation!r})"
+        )
+    if layer.bias != config.bias:
+        has = "has biases" if layer.bias else "has no biases"
+        raise ValueError(f"the uploaded layer {has}: set bias = {str(layer.bias).lower()}")
+    return dict(layer.weights)

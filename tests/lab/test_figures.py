@@ -1,0 +1,76 @@
+"""lab.flow / lab.sparsity / lab.perturbation: Plotly figures drawing the answer's own arrays."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app import lab
+from app.lab.figures import DIVERGING
+
+
+def _heatmaps(fig: go.Figure) -> list[go.Heatmap]:
+    return [t for t in fig.data if isinstance(t, go.Heatmap)]
+
+
+def test_flow_draws_every_stage_with_its_shape() -> None:
+    r = lab.forward(d_model=16, d_ff=64, activation="gelu", num_tokens=6)
+    fig = lab.flow(r)
+    maps = _heatmaps(fig)
+    assert len(maps) == 4
+    for trace, key in zip(maps, ["input", "pre_activation", "hidden", "output"], strict=True):
+        np.testing.assert_array_equal(np.asarray(trace.z, dtype=np.float32), r[key])
+        assert trace.zmin == -trace.zmax  # symmetric around 0, white at 0
+        assert [list(c) for c in trace.colorscale] == DIVERGING
+    titles = [a.text for a in fig.layout.annotations]
+    assert any("hidden [6 × 64]" in t for t in titles)
+    json.loads(fig.to_json())  # serialisable for write_html / fig.show()
+
+
+def test_gated_flow_has_up() -> None:
+    r = lab.forward(d_model=8, d_ff=16, activation="swiglu", num_tokens=3)
+    maps = _heatmaps(lab.flow(r))
+    assert len(maps) == 5
+    np.testing.assert_array_equal(np.asarray(maps[2].z, dtype=np.float32), r["up"])
+
+
+def test_summarised_answer_says_which_columns_and_labels_them() -> None:
+    r = lab.forward(d_model=512, d_ff=2048, num_tokens=32, unit_start=100)
+    assert r["reduction"] is not None
+    fig = lab.flow(r)
+    hidden = _heatmaps(fig)[2]
+    np.testing.assert_array_equal(np.asarray(hidden.z, dtype=np.float32), r["hidden"])
+    group = next(g for g in r["reduction"]["groups"] if "hidden" in g["tensors"])
+    assert list(hidden.x) == [str(int(i)) for i in group["kept"]]
+    assert hidden.x[0] == "100"
+    titles = " ".join(a.text for a in fig.layout.annotations)
+    assert f"hidden [32 × 2048] · showing the {len(group['kept'])} of 2048 columns" in titles
+
+
+def test_sparsity_bars_and_full_tensor_histogram() -> None:
+    r = lab.forward(d_model=512, d_ff=2048, num_tokens=32)  # summarised heatmaps
+    fig = lab.sparsity(r)
+    per_token, histogram = fig.data
+    np.testing.assert_allclose(np.asarray(per_token.y), r["sparsity"]["per_token"])
+    counts = np.asarray(histogram.y)
+    np.testing.assert_array_equal(counts, r["pre_activation_histogram"]["counts"])
+    assert counts.sum() == 32 * 2048  # every pre-activation, not only the columns sent
+    assert fig.layout.shapes[0].x0 == 0  # the zero line
+
+
+def test_perturbation_bars_and_difference() -> None:
+    p = lab.perturb(d_model=16, d_ff=64, activation="gelu", num_tokens=6, position=2, scale=1.0)
+    fig = lab.perturbation(p)
+    norms, delta = fig.data
+    np.testing.assert_allclose(np.asarray(norms.y), p["delta_norm_per_position"])
+    colors = list(norms.marker.color)
+    assert colors[2] != colors[0]  # the nudged position stands out
+    np.testing.assert_array_equal(np.asarray(delta.z, dtype=np.float32), p["output_delta"])
+
+
+def test_chinese_titles() -> None:
+    r = lab.forward(d_model=8, d_ff=16, num_tokens=3)
+    fig = lab.flow(r, lang="zh-CN")
+    assert fig.layout.title.text != lab.flow(r).layout.title.text

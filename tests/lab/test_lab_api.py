@@ -1,0 +1,144 @@
+"""lab.forward / lab.perturb give the same numbers as POST /api/forward and /api/perturb."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from app import lab
+from app.model.pretrained import is_available
+
+RNG = np.random.default_rng(7)
+TOKENS = RNG.standard_normal((5, 6)).round(4).tolist()
+WEIGHTS = {
+    "w1": RNG.standard_normal((6, 10)).round(4).tolist(),
+    "b1": RNG.standard_normal(10).round(4).tolist(),
+    "w2": RNG.standard_normal((10, 6)).round(4).tolist(),
+    "b2": RNG.standard_normal(6).round(4).tolist(),
+}
+
+FORWARD_BODIES: list[dict[str, Any]] = [
+    {"d_model": 16, "d_ff": 64, "activation": "gelu", "num_tokens": 6},
+    {"d_model": 12, "d_ff": 40, "activation": "swiglu", "num_tokens": 4, "seed": 3},
+    {"d_model": 8, "d_ff": 24, "activation": "silu", "bias": False, "input_seed": 5},
+    {"d_model": 6, "d_ff": 10, "activation": "relu", "tokens": TOKENS, "weights": WEIGHTS},
+    {"d_model": 8, "d_ff": 32, "mode": "train", "dropout": 0.3, "dropout_seed": 2},
+    {"d_model": 512, "d_ff": 2048, "num_tokens": 32, "unit_start": 100},  # summarised
+    {"d_model": 8, "d_ff": 16, "include_weights": True, "sparsity_threshold": 0.2},
+]
+
+
+def _same(ours: Any, theirs: Any, where: str) -> None:
+    """Equal numbers: float32 arrays exactly (JSON floats read back as float32)."""
+    if isinstance(ours, np.ndarray):
+        expected = np.asarray(theirs, dtype=ours.dtype)
+        np.testing.assert_array_equal(ours, expected, err_msg=where)
+    elif isinstance(ours, dict):
+        assert isinstance(theirs, dict), where
+        assert set(ours) == set(theirs), where
+        for key in ours:
+            _same(ours[key], theirs[key], f"{where}.{key}")
+    elif isinstance(ours, list | tuple):
+        assert len(ours) == len(theirs), where
+        for i, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+            _same(a, b, f"{where}[{i}]")
+    elif isinstance(ours, float | np.floating):
+        assert np.float32(ours) == np.float32(theirs), where
+    else:
+        assert ours == theirs, where
+
+
+def _compare(result: lab.Result, answer: dict[str, Any]) -> None:
+    for key, value in answer.items():
+        assert key in result, key
+        _same(result[key], value, key)
+    for key in result:
+        assert result[key] is None or key in answer, key
+
+
+@pytest.mark.parametrize("body", FORWARD_BODIES)
+def test_forward_matches_api(client: TestClient, body: dict[str, Any]) -> None:
+    response = client.post("/api/forward", json=body)
+    assert response.status_code == 200, response.text
+    _compare(lab.forward(**body), response.json())
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"d_model": 16, "d_ff": 64, "activation": "gelu", "num_tokens": 6, "position": 2},
+        {"d_model": 8, "d_ff": 20, "activation": "geglu", "position": 1, "scale": 3.0},
+        {"d_model": 6, "d_ff": 10, "tokens": TOKENS, "position": 4, "delta": [0.5] * 6},
+    ],
+)
+def test_perturb_matches_api(client: TestClient, body: dict[str, Any]) -> None:
+    response = client.post("/api/perturb", json=body)
+    assert response.status_code == 200, response.text
+    result = lab.perturb(**body)
+    _compare(result, response.json())
+    assert result["max_abs_change_other_positions"] == 0.0
+
+
+@pytest.mark.skipif(not is_available(), reason="MiniLM weights package not installed")
+def test_pretrained_text_matches_api(client: TestClient) -> None:
+    body = {"model": "minilm-l6", "layer": 2, "text": "The cat sat on the mat."}
+    response = client.post("/api/forward", json=body)
+    assert response.status_code == 200, response.text
+    _compare(lab.forward(**body), response.json())
+    nudge = body | {"position": 2, "replace_word": "dog"}
+    response = client.post("/api/perturb", json=nudge)
+    assert response.status_code == 200, response.text
+    _compare(lab.perturb(**nudge), response.json())
+
+
+def test_arrays_are_numpy_and_read_by_field_name() -> None:
+    r = lab.forward(d_model=16, d_ff=64, activation="gelu", num_tokens=6)
+    assert isinstance(r["hidden"], np.ndarray)
+    assert r["hidden"].shape == (6, 64)
+    assert r.hidden is r["hidden"]
+    assert r["up"] is None
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"d_model": 0}, "d_model"),
+        ({"activation": "tanh"}, "unknown activation"),
+        ({"tokens": [[1.0, 2.0]], "d_model": 3}, "d_model = 3"),
+        ({"num_tokens": 4, "position": 4}, "position = 4 is out of range"),
+        ({"num_tokens": 999}, "num_tokens = 999 is over the limit"),
+        ({"text": "hi"}, "text needs a pretrained model"),
+        ({"d_model": 4, "d_ff": 4, "weights": {"w1": [[1.0] * 4] * 4}}, "weights.w2 is required"),
+    ],
+)
+def test_bad_values_raise_value_error_naming_the_field(body: dict[str, Any], words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        lab.perturb(**body)
+
+
+def test_unknown_keyword_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="hiden"):
+        lab.forward(hiden=3)
+    with pytest.raises(TypeError, match="position"):
+        lab.forward(position=1)
+
+
+def test_lab_imports_no_fastapi_and_no_pydantic() -> None:
+    """app/lab is plain Python: no module under it imports FastAPI, Starlette or Pydantic."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "app" / "lab"
+    banned = ("fastapi", "starlette", "pydantic", "app.api")
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            for name in names:
+                assert not name.startswith(banned), f"{path.name} imports {name}"
