@@ -16,6 +16,12 @@ export class ApiError extends Error {
   }
 }
 
+// One id per page load: with the requester's number it makes the supersede key, so the
+// server drops this requester's queued or running older work (X-FFN-Lab-Supersede, see
+// app/services/compute.py). getRandomValues works on a plain-http classroom LAN too.
+const SESSION = Array.from(crypto.getRandomValues(new Uint32Array(2)), (n) => n.toString(36)).join("");
+let requesters = 0;
+
 export class LatestOnly {
   /**
    * reuse: when true, a POST of the same url and body as the newest answer resolves at once
@@ -28,6 +34,7 @@ export class LatestOnly {
     this.controller = null;
     this.reuse = reuse;
     this.last = null; // { url, text, data, ms } of the newest answer
+    this.key = `${SESSION}/${++requesters}`;
   }
 
   /** Abort the request in flight (its caller gets { stale: true }). */
@@ -51,7 +58,7 @@ export class LatestOnly {
     try {
       response = await fetch(url, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", "x-ffn-lab-supersede": this.key },
         body: text,
         signal: controller.signal,
       });

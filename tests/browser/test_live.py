@@ -165,3 +165,23 @@ def _artifact(name: str):  # type: ignore[no-untyped-def]
 
     ARTIFACTS.mkdir(exist_ok=True)
     return ARTIFACTS / name
+
+
+def test_requests_carry_a_supersede_key_per_requester(page, server_url):  # type: ignore[no-untyped-def]
+    """The server drops a requester's older queued work when a newer step arrives
+    (X-FFN-Lab-Supersede): each requester sends its own stable key."""
+    keys: dict[str, set[str]] = {}
+
+    def record(request):  # type: ignore[no-untyped-def]
+        if request.method == "POST":
+            key = request.headers.get("x-ffn-lab-supersede", "")
+            keys.setdefault(urlsplit(request.url).path, set()).add(key)
+
+    page.on("request", record)
+    page.goto(f"{server_url}/")
+    wait_rendered(page)
+    step_tokens(page)
+    step_tokens(page)
+    forward = keys["/api/forward"]
+    assert len(forward) == 1 and all(forward), keys  # one key, the same on every step
+    assert forward != keys.get("/api/perturb", set()), keys  # another requester, another key
