@@ -35,7 +35,8 @@ DIVERGING = [
 ]
 ACCENT = "#2166ac"
 MUTED = "#b2182b"
-PLOT_CONFIG = {"displaylogo": False, "responsive": True}
+# No modebar: its "share" button would upload the chart to Plotly's cloud (issue 10 item 10).
+PLOT_CONFIG = {"displayModeBar": False, "displaylogo": False, "responsive": True}
 
 
 @lru_cache

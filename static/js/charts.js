@@ -12,7 +12,10 @@ export const DIVERGING = [
 export const ACCENT = "#2166ac";
 export const MUTED = "#b2182b";
 
-const CONFIG = { displaylogo: false, responsive: true };
+// No modebar: its "share" button uploads to Plotly's cloud (nothing leaves the server), it
+// covers titles and hover labels, and the page has its own PNG/SVG buttons
+// (static/js/export/index.js, Plotly.downloadImage).
+export const CONFIG = { displayModeBar: false, displaylogo: false, responsive: true };
 let fontScale = 1;
 
 /** Scale every chart's fonts (the lesson's "larger fonts for the back row"); 1 is normal. */
@@ -30,8 +33,8 @@ function baseLayout(extra) {
   };
 }
 
-function config(filename) {
-  return { ...CONFIG, toImageButtonOptions: { filename, format: "png", scale: 2 } };
+function config() {
+  return CONFIG;
 }
 
 /** The largest |value| of a matrix (at least a tiny epsilon, so a zero matrix still draws). */
