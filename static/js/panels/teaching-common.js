@@ -57,6 +57,9 @@ export function panel(spec) {
   on("language", () => {
     if (last) spec.render(last, state);
   });
+  on("redraw", () => {
+    if (last) spec.render(last, state); // a moved window, new text or window size
+  });
   on("panel-state", ({ id, values }) => {
     if (id === spec.id && spec.setValues) {
       spec.setValues(values);
