@@ -75,11 +75,63 @@ def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, A
     }
 
 
-def heatmap(z: np.ndarray, title: str, x_title: str, y_title: str) -> go.Figure:
-    """A signed heatmap [rows, cols] with a symmetric colour range around 0."""
+# Columns drawn at once, as static/js/windows.js: every drawn cell is one entry, no pooling.
+WINDOW = {"units": 256, "features": 128}
+
+
+def window(
+    z: Any, key: str, forward: dict[str, Any], kind: str, msg: Messages, x_title: str
+) -> tuple[np.ndarray, list[int], str]:
+    """The first window of consecutive real columns of tensor `key` that the answer holds.
+
+    Args:
+        z: the tensor as sent [T, n_sent] (all columns, or those `reduction` lists).
+        key: its name in the answer ("hidden", "output", ...), to find its `reduction` group.
+        forward: the whole answer (for `reduction`).
+        kind: "units" (d_ff) or "features" (d_model): the window's width and axis label.
+        msg: the catalog, for the axis label ("units 0–255 of 2048").
+        x_title: the axis title when the whole tensor fits.
+
+    Returns:
+        (z window [T, w], the real column index of each drawn column, the axis title).
+    """
+    array = np.asarray(z)
+    total = array.shape[1]
+    index = list(range(total))
+    for group in (forward.get("reduction") or {}).get("groups", []):
+        if key in group["tensors"]:
+            total = int(group["full_shape"][1])
+            index = [int(i) for i in group["kept"]]
+    width = min(WINDOW[kind], array.shape[1])
+    start = 0
+    if index != list(range(index[0], index[0] + len(index))):
+        # columns chosen by the server, not consecutive: draw the first consecutive run
+        while start + 1 < len(index) and index[start + 1] != index[start] + 1:
+            start += 1
+        run = start + 1
+        while run < len(index) and run - start < width and index[run] == index[run - 1] + 1:
+            run += 1
+        width = run - start
+    shown = index[start : start + width]
+    if len(shown) == total:
+        return array, shown, x_title
+    label = "window.units" if kind == "units" else "window.features"
+    return (
+        array[:, start : start + width],
+        shown,
+        msg(label, first=shown[0], last=shown[-1], total=total),
+    )
+
+
+def heatmap(
+    z: np.ndarray, title: str, x_title: str, y_title: str, x: list[int] | None = None
+) -> go.Figure:
+    """A signed heatmap [rows, cols] with a symmetric colour range around 0; `x` names the
+    real column of each drawn column (a window of a wider tensor)."""
     zmax = float(np.max(np.abs(z))) or 1e-12
     trace = go.Heatmap(
         z=z,
+        x=x,
         zmin=-zmax,
         zmax=zmax,
         zmid=0,
@@ -88,7 +140,8 @@ def heatmap(z: np.ndarray, title: str, x_title: str, y_title: str) -> go.Figure:
         hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>%{{z:+.4~g}}<extra></extra>",
     )
     layout = _layout(title, x_title, y_title)
-    layout["yaxis"] |= {"autorange": "reversed"}
+    layout["yaxis"] |= {"autorange": "reversed", "automargin": True}
+    layout["xaxis"] |= {"automargin": True, "tickangle": 0}
     return go.Figure(trace, layout)
 
 
@@ -114,15 +167,21 @@ def figures(
     gated = forward["config"]["gated"]
     position, feature, unit = msg("axis.position"), msg("axis.feature"), msg("axis.unit")
     pre = msg("flow.pre_activation_gated" if gated else "flow.pre_activation")
+
+    def flow(key: str, title: str, kind: str) -> go.Figure:
+        x_title = unit if kind == "units" else feature
+        z, x, axis_title = window(forward[key], key, forward, kind, msg, x_title)
+        return heatmap(z, title, axis_title, position, x)
+
     out = [
-        ("input", heatmap(forward["input"], msg("flow.input"), feature, position)),
-        ("pre_activation", heatmap(forward["pre_activation"], pre, unit, position)),
+        ("input", flow("input", msg("flow.input"), "features")),
+        ("pre_activation", flow("pre_activation", pre, "units")),
     ]
     if gated:
-        out.append(("up", heatmap(forward["up"], msg("flow.up"), unit, position)))
+        out.append(("up", flow("up", msg("flow.up"), "units")))
     out += [
-        ("hidden", heatmap(forward["hidden"], msg("flow.hidden"), unit, position)),
-        ("output", heatmap(forward["output"], msg("flow.output"), feature, position)),
+        ("hidden", flow("hidden", msg("flow.hidden"), "units")),
+        ("output", flow("output", msg("flow.output"), "features")),
         (
             "sparsity",
             bars(
@@ -160,9 +219,17 @@ def figures(
     colors = [MUTED if i == perturb["position"] else ACCENT for i in range(len(norms))]
     out += [
         ("delta-norms", bars(norms, msg("perturb.bars"), position, msg("axis.delta_norm"), colors)),
-        ("delta", heatmap(perturb["output_delta"], msg("perturb.diff"), feature, position)),
+        ("delta", _delta(perturb, msg, feature, position)),
     ]
     return out
+
+
+def _delta(perturb: dict[str, Any], msg: Messages, feature: str, position: str) -> go.Figure:
+    """The perturbation's difference heatmap, a window of its d_model features."""
+    z, x, axis_title = window(
+        perturb["output_delta"], "output_delta", perturb, "features", msg, feature
+    )
+    return heatmap(z, msg("perturb.diff"), axis_title, position, x)
 
 
 def render_snapshot(forward: dict[str, Any], perturb: dict[str, Any], lang: str) -> str:
