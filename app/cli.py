@@ -1,8 +1,13 @@
-"""`ffn-lab`: start the server (default 127.0.0.1:8000; flags or FFN_LAB_HOST/FFN_LAB_PORT)."""
+"""`ffn-lab`: start the server (default 127.0.0.1:8000; flags or FFN_LAB_HOST/FFN_LAB_PORT).
+
+`ffn-lab check PATH.py:ClassName ...` runs the FFN checklist on a student's module
+instead (see `app.lab.checker.cli`; `ffn-lab check --help`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
 import uvicorn
 
@@ -10,9 +15,24 @@ from app.config import get_settings
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Parse flags and run uvicorn with `app.main:create_app`."""
+    """Dispatch `check` to the checker; otherwise parse flags and run uvicorn."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["check"]:
+        from app.lab.checker.cli import main as check_main  # no server imports
+
+        raise SystemExit(check_main(argv[1:]))
+    serve(argv)
+
+
+def serve(argv: list[str]) -> None:
+    """Parse the server's flags and run uvicorn with `app.main:create_app`."""
     settings = get_settings()
-    parser = argparse.ArgumentParser(prog="ffn-lab", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="ffn-lab",
+        description=__doc__,
+        epilog="ffn-lab check PATH.py:ClassName --help: the checker's own options",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--host", default=settings.host, help="interface (default %(default)s)")
     parser.add_argument(
         "--port", type=int, default=settings.port, help="port (default %(default)s)"

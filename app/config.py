@@ -65,7 +65,7 @@ class Settings(BaseSettings):
         description=(
             "an /api/forward or /api/perturb answer whose [T, n] tensors hold more numbers "
             "than this is summarised for display (display='auto'): its widest tensors keep "
-            "only their most active columns. 81,920 = T 16 x (512 + 2048 + 2048 + 512), the "
+            "a window of consecutive columns. 81,920 = T 16 x (512 + 2048 + 2048 + 512), the "
             "paper's base model, sent whole"
         ),
     )

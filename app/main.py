@@ -10,22 +10,20 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.staticfiles import StaticFiles
 
 import app as app_package
-from app.api import (
-    errors,
-    pages,
-    routes_ffn,
-    routes_meta,
-    routes_neuron,
-    routes_pretrained,
-    routes_snapshot,
-    routes_teaching,
-)
-from app.api.compute import ComputePools, apply_torch_threads
-from app.api.limits import BodySizeLimitMiddleware
-from app.api.security import SecurityHeadersMiddleware
+from app.api.middleware import errors
+from app.api.middleware.body_limit import BodySizeLimitMiddleware
+from app.api.middleware.security_headers import SecurityHeadersMiddleware
+from app.api.routes import ffn as routes_ffn
+from app.api.routes import meta as routes_meta
+from app.api.routes import neuron as routes_neuron
+from app.api.routes import pages
+from app.api.routes import pretrained as routes_pretrained
+from app.api.routes import snapshot as routes_snapshot
+from app.api.routes import teaching as routes_teaching
 from app.config import Settings, get_settings
-from app.model.cache import WeightCache
 from app.paths import STATIC_DIR
+from app.services.compute import ComputePools, apply_torch_threads
+from app.services.weight_cache import WeightCache
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:

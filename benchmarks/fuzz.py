@@ -22,6 +22,7 @@ from typing import Any
 
 import schemathesis
 from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
@@ -32,6 +33,8 @@ from schemathesis.specs.openapi.checks import (
 
 from app.config import get_settings
 from app.main import create_app
+from app.model.activations import ACTIVATIONS
+from app.model.ffn import FFNConfig, expected_shapes
 
 SMALL_LIMITS = {
     "FFN_LAB_MAX_TOKENS": "8",
@@ -57,6 +60,59 @@ CASES: list[tuple[str, str, GenerationMode]] = [
 """(method, path, mode) of every documented operation: positive, and negative where possible."""
 
 
+SUBMITTED = "submitted weights answered 200"
+BIAS_FREE = "bias-free submitted weights answered 200"
+"""Keys of `fuzz_operation`'s `reached` counter: submitted-weight bodies that ran."""
+
+_NUMBER = st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False, width=32)
+
+
+@st.composite
+def submitted_weights_body(draw: st.DrawFn, properties: frozenset[str]) -> dict[str, Any]:
+    """A body with consistent submitted weights and tokens (shapes that fit the config),
+    with and without biases, plain and gated: the schema alone almost never generates one,
+    so bias-free LLaMA/T5-style bodies (issue 10) would go untested. Only the fields the
+    operation's schema has (`properties`) are sent."""
+    d_model = draw(st.integers(1, 4))
+    d_ff = draw(st.integers(1, 6))
+    activation = draw(st.sampled_from(list(ACTIVATIONS)))
+    bias = draw(st.booleans())
+    t = draw(st.integers(1, 3))
+
+    def matrix(rows: int, cols: int) -> Any:
+        return draw(
+            st.lists(st.lists(_NUMBER, min_size=cols, max_size=cols), min_size=rows, max_size=rows)
+        )
+
+    shapes = expected_shapes(FFNConfig(d_model, d_ff, activation, bias))
+    weights = {
+        name: matrix(*shape) if len(shape) == 2 else matrix(1, shape[0])[0]
+        for name, shape in shapes.items()
+    }
+    body: dict[str, Any] = {
+        "d_model": d_model,
+        "d_ff": d_ff,
+        "activation": activation,
+        "bias": bias,
+        "tokens": matrix(t, d_model),
+        "weights": weights,
+        "position": draw(st.integers(0, t - 1)),
+        "scale": draw(st.floats(0.0, 2.0)),
+    }
+    return {k: v for k, v in body.items() if k in properties}
+
+
+def _body_properties(api: Any, path: str, method: str) -> frozenset[str]:
+    """The property names of the operation's JSON body schema (empty without a body)."""
+    spec = api.raw_schema
+    body = spec["paths"][path][method.lower()].get("requestBody")
+    if body is None:
+        return frozenset()
+    ref = body["content"]["application/json"]["schema"].get("$ref", "")
+    schema = spec["components"]["schemas"].get(ref.rsplit("/", 1)[-1], {})
+    return frozenset(schema.get("properties", {}))
+
+
 @contextmanager
 def limits(env: dict[str, str]) -> Iterator[None]:
     """Set FFN_LAB_* variables for the duration (Settings are re-read), then restore them."""
@@ -75,17 +131,32 @@ def limits(env: dict[str, str]) -> Iterator[None]:
 
 
 def fuzz_operation(
-    method: str, path: str, mode: GenerationMode, examples: int, random_seed: int = 0
+    method: str,
+    path: str,
+    mode: GenerationMode,
+    examples: int,
+    random_seed: int = 0,
+    reached: Counter[str] | None = None,
 ) -> Counter[int]:
     """Run `examples` generated cases of one operation through all CHECKS.
 
-    Returns how many answers had each status code.
+    Positive cases of an operation that takes `weights` are drawn half from the schema,
+    half from `submitted_weights_body` (consistent shapes, biases on or off, plain or
+    gated). Returns how many answers had each status code; `reached[SUBMITTED]` counts
+    the submitted-weight bodies answered 200, `reached[BIAS_FREE]` those without biases.
 
     Raises the first failing check (schemathesis' failure names the case and the check).
     Call inside `limits(...)`: the app reads its limits when it is made here.
     """
     api = schemathesis.openapi.from_asgi("/openapi.json", create_app())
-    strategy = api[path][method].as_strategy(generation_mode=mode)
+    operation = api[path][method]
+    strategy = operation.as_strategy(generation_mode=mode)
+    properties = _body_properties(api, path, method)
+    if mode is GenerationMode.POSITIVE and "weights" in properties:
+        submitted = submitted_weights_body(properties).map(
+            lambda body: operation.Case(body=body, media_type="application/json")
+        )
+        strategy = st.one_of(strategy, submitted)
     statuses: Counter[int] = Counter()
 
     @seed(random_seed)
@@ -99,6 +170,10 @@ def fuzz_operation(
     def run(case: schemathesis.Case[Any]) -> None:
         response = case.call_and_validate(checks=CHECKS)
         statuses[response.status_code] += 1
+        body = case.body if isinstance(case.body, dict) else {}
+        if reached is not None and response.status_code == 200 and "weights" in body:
+            reached[SUBMITTED] += 1
+            reached[BIAS_FREE] += body.get("bias") is False
 
     run()
     return statuses
@@ -112,11 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     failures = 0
     total = 0
+    reached: Counter[str] = Counter()
     with limits(SMALL_LIMITS):
         for method, path, mode in CASES:
             t0 = time.perf_counter()
             try:
-                statuses = fuzz_operation(method, path, mode, args.examples, args.seed)
+                statuses = fuzz_operation(method, path, mode, args.examples, args.seed, reached)
             except Exception as exc:  # report every operation, then fail
                 failures += 1
                 print(f"FAIL {method} {path} [{mode.value}]: {exc}")
@@ -128,7 +204,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"ok   {method} {path} [{mode.value}]: {n} cases ({by_status}), {ms:.0f} ms")
     print(
         f"{total} cases over {len(CASES)} operation/mode pairs in "
-        f"{time.perf_counter() - start:.1f} s; {failures} failing"
+        f"{time.perf_counter() - start:.1f} s; {failures} failing; "
+        f"{reached[SUBMITTED]} with submitted weights answered 200 "
+        f"({reached[BIAS_FREE]} of them bias-free)"
     )
     return 1 if failures else 0
 

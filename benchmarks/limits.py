@@ -13,6 +13,7 @@ import torch
 from app.analysis import flop_count
 from app.model.activations import get_activation
 from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
+from app.model.seeding import generator
 
 FRAME_MS = 1000.0 / 60.0
 """One frame at 60 Hz: nothing on screen can update faster."""
@@ -72,11 +73,11 @@ def model_and_tokens(
     input_seed: int = 0,
 ) -> tuple[PositionwiseFeedForward, torch.Tensor]:
     """The model and tokens the server uses for the same request: weights seeded by `seed`,
-    x ~ N(0, 1) [tokens, d_model] seeded by `input_seed`."""
+    x ~ N(0, 1) [tokens, d_model] from the "inputs" stream of `input_seed`."""
     config = FFNConfig(d_model, d_ff, activation, bias)
     weights = FFNWeights.seeded(d_model, d_ff, seed, gated=config.gated, bias=bias)
     model = PositionwiseFeedForward(config, weights).eval()
-    x = torch.randn(tokens, d_model, generator=torch.Generator().manual_seed(input_seed))
+    x = torch.randn(tokens, d_model, generator=generator(input_seed, "inputs"))
     return model, x
 
 

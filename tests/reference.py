@@ -31,7 +31,7 @@ def silu(z: F64) -> F64:
 
 
 ELEMENTWISE = {"relu": relu, "gelu": gelu, "gelu_tanh": gelu_tanh, "silu": silu}
-GATE_OF = {"swiglu": silu, "geglu": gelu}
+GATE_OF = {"swiglu": silu, "geglu": gelu, "geglu_tanh": gelu_tanh}
 
 
 def ffn(

@@ -17,6 +17,26 @@ import torch
 TOP_RMS = "top_rms_columns"
 """Method name: the k columns with the largest root mean square over the T rows."""
 
+WINDOW = "window"
+"""Method name: k consecutive columns starting at a chosen one (real units, no selection)."""
+
+
+def window_columns(n: int, k: int, start: int) -> tuple[int, int]:
+    """The window [start, stop) of `k` consecutive columns out of `n`, moved left so it fits.
+
+    A window keeps the tensor's statistics (a ReLU layer that is half zeros shows half zeros),
+    which a selection of the most active columns does not.
+
+    Raises:
+        ValueError: if `k` is not in [1, n] or `start` is negative.
+    """
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be in [1, {n}], got {k}")
+    if start < 0:
+        raise ValueError(f"start must be >= 0, got {start}")
+    first = min(start, n - k)
+    return first, first + k
+
 
 def top_rms_columns(ranking: torch.Tensor, k: int) -> torch.Tensor:
     """Indices (int64, ascending) of the `k` columns of `ranking` [T, n] with the largest

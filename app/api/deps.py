@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from app.api.compute import ComputePools
 from app.config import Settings, get_settings
-from app.model.cache import WeightCache
+from app.services.compute import ComputePools
+from app.services.weight_cache import WeightCache
 
 
 def get_cache(request: Request) -> WeightCache:

@@ -102,6 +102,18 @@ ACTIVATIONS: dict[str, ActivationSpec] = {
             source="Shazeer 2020",
             factory=lambda: nn.GELU(approximate="none"),
         ),
+        ActivationSpec(
+            name="geglu_tanh",
+            label="GeGLU (tanh)",
+            gated=True,
+            formula=(
+                r"\mathrm{GeGLU_{tanh}}(x) = \mathrm{GELU_{tanh}}(x W_{gate} + b_{gate}) \odot "
+                r"(x W_1 + b_1)"
+            ),
+            exact_zeros=False,
+            source="Shazeer 2020; T5 v1.1 / Flan-T5 gated-gelu (gelu_new)",
+            factory=lambda: nn.GELU(approximate="tanh"),
+        ),
     )
 }
 

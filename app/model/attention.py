@@ -6,7 +6,8 @@ output row is a weighted sum over all positions: attention mixes tokens, the FFN
 
 Orientation is the paper's (``x @ w_q``), as in `app.model.ffn`; the weights are drawn
 like `FFNWeights.seeded` (PyTorch's default `nn.Linear` initialisation under one seeded
-`torch.Generator`), so the same seed gives the same attention for a given d_model.
+`torch.Generator`, from the seed's own "attention" stream, `app.model.seeding`), so the same
+seed gives the same attention for a given d_model, independent of the FFN's weights.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 from torch import Tensor, nn
 
 from app.model.ffn import _linear_from, _linear_init
+from app.model.seeding import generator as stream_generator
 
 PROJECTIONS: tuple[str, ...] = ("q", "k", "v", "o")
 
@@ -44,9 +46,10 @@ class AttentionWeights:
     def seeded(cls, d_model: int, seed: int, *, bias: bool) -> AttentionWeights:
         """`nn.Linear`'s default init drawn in the order q, k, v, o (weight then bias each).
 
+        Drawn from the "attention" stream of `seed` (`app.model.seeding.generator`).
         Biases are drawn even when `bias=False`, so the weights do not depend on it.
         """
-        generator = torch.Generator().manual_seed(seed)
+        generator = stream_generator(seed, "attention")
         drawn = [_linear_init(d_model, d_model, generator) for _ in PROJECTIONS]
         values: dict[str, Tensor | None] = {}
         for name, (w, b) in zip(PROJECTIONS, drawn, strict=True):

@@ -12,12 +12,14 @@ lives here and nowhere else.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 import torch
 from torch import Tensor, nn
 
 from app.model.activations import get_activation
+from app.model.seeding import generator as stream_generator
 
 
 @dataclass(frozen=True)
@@ -77,15 +79,31 @@ class FFNWeights:
     b_gate: Tensor | None = None
 
     @classmethod
-    def seeded(cls, d_model: int, d_ff: int, seed: int, *, gated: bool, bias: bool) -> FFNWeights:
+    def seeded(
+        cls,
+        d_model: int,
+        d_ff: int,
+        seed: int,
+        *,
+        gated: bool,
+        bias: bool,
+        stream: str = "weights",
+    ) -> FFNWeights:
         """Deterministic weights with PyTorch's default `nn.Linear` initialisation.
 
         Every weight and bias is drawn from U(-1/sqrt(fan_in), 1/sqrt(fan_in)) by one
-        `torch.Generator` seeded with `seed`, in the fixed order w1, b1, w2, b2, w_gate,
-        b_gate. Biases are drawn even when `bias=False`, so the same `(seed, d_model,
-        d_ff)` gives the same w1, b1, w2, b2 whatever the activation or bias setting.
+        `torch.Generator` seeded with `stream_seed(seed, stream)` (`app.model.seeding`;
+        stream "weights", or a stack layer's "layer{i}.weights"), in the fixed order w1,
+        b1, w2, b2, w_gate, b_gate. The input tokens, dropout mask, attention weights and
+        nudge direction have streams of their own, so equal seeds never correlate them.
+        Biases are drawn even when `bias=False`, and the gate after the rest, so the same
+        `(seed, d_model, d_ff)` gives the same w1, b1, w2, b2 whatever the activation or
+        bias setting.
+
+        Raises:
+            ValueError: for a negative `seed`.
         """
-        generator = torch.Generator().manual_seed(seed)
+        generator = stream_generator(seed, stream)
         w1, b1 = _linear_init(d_model, d_ff, generator)
         w2, b2 = _linear_init(d_ff, d_model, generator)
         w_gate = b_gate = None
@@ -99,6 +117,25 @@ class FFNWeights:
             w_gate=w_gate,
             b_gate=b_gate if bias else None,
         )
+
+    @classmethod
+    def from_named(cls, tensors: Mapping[str, Tensor]) -> FFNWeights:
+        """Weights from tensors by name (paper orientation, see the class attributes).
+
+        `w1` and `w2` are required; `b1`, `b2`, `w_gate`, `b_gate` are optional and absent
+        means None (bias-free LLaMA/T5-style weights carry no biases at all).
+
+        Raises:
+            ValueError: when `w1` or `w2` is missing or a name is not a parameter of an FFN.
+        """
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(tensors) - known)
+        if unknown:
+            raise ValueError(f"unknown FFN parameter(s) {unknown}; known: {sorted(known)}")
+        for name in ("w1", "w2"):
+            if name not in tensors:
+                raise ValueError(f"{name} is required")
+        return cls(**{name: tensors.get(name) for name in known})  # type: ignore[arg-type]
 
     def named(self) -> dict[str, Tensor]:
         """The tensors that are present, by name (w1, b1, w2, b2, w_gate, b_gate)."""
@@ -150,7 +187,8 @@ class SeededDropout(nn.Module):
 
     In train mode each unit is zeroed with probability `p` and the survivors are scaled
     by 1/(1-p) (Srivastava et al. 2014), with the mask drawn from `generator` so that
-    the same `dropout_seed` drops the same units.
+    the same `dropout_seed` drops the same units (`PositionwiseFeedForward.trace` seeds it
+    from the "dropout" stream of `app.model.seeding`).
     """
 
     def __init__(self, p: float) -> None:
@@ -203,9 +241,10 @@ class PositionwiseFeedForward(nn.Module):
 
         Args:
             x: float32 [T, d_model] or [B, T, d_model].
-            dropout_seed: seeds the dropout mask in train mode; ignored in eval mode.
+            dropout_seed: seeds the dropout mask in train mode (its "dropout" stream,
+                `app.model.seeding`); ignored in eval mode.
         """
-        generator = None if dropout_seed is None else torch.Generator().manual_seed(dropout_seed)
+        generator = None if dropout_seed is None else stream_generator(dropout_seed, "dropout")
         if self.w_gate is not None:
             pre_activation = self.w_gate(x)  # (T, d_ff)
             up: Tensor | None = self.w1(x)  # (T, d_ff)

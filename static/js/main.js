@@ -251,8 +251,11 @@ function showError(err) {
   setStatus(describeError(err), "error");
 }
 
-/** The disabled sliders show the shape that really ran (e.g. the pretrained layer's). */
+/** The (disabled) controls show what really ran, e.g. the pretrained layer's shape and GELU. */
 function showActualShape(config) {
+  $("activation").value = config.activation;
+  $("gated-note").hidden = !config.gated;
+  $("bias").checked = config.bias;
   $("d_model-value").textContent = String(config.d_model);
   $("d_ff-value").textContent = String(config.d_ff);
   $("tokens-value").textContent = String(config.num_tokens);

@@ -25,6 +25,7 @@ def reference(name: str, z: np.ndarray) -> np.ndarray:
         "silu": silu,
         "swiglu": silu,
         "geglu": gelu,
+        "geglu_tanh": tanh_gelu,
     }
     return table[name]
 

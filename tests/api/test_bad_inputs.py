@@ -235,7 +235,7 @@ def test_unicode_text_runs_on_the_pretrained_model(client: TestClient) -> None:
     ],
 )
 def test_check_text_names_the_rule(text: str, needle: str) -> None:
-    from app.api.values import check_text
+    from app.api.schemas.values import check_text
 
     with pytest.raises(ValueError, match="text") as info:
         check_text(text)
@@ -251,6 +251,6 @@ def test_check_text_names_the_rule(text: str, needle: str) -> None:
     ],
 )
 def test_check_text_accepts_unicode(text: str) -> None:
-    from app.api.values import check_text
+    from app.api.schemas.values import check_text
 
     assert check_text(text) == text

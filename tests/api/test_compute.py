@@ -1,4 +1,4 @@
-"""Bounded pools by cost class and the time budget (app.api.compute)."""
+"""Bounded pools by cost class and the time budget (app.services.compute)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import anyio
 import pytest
 from fastapi import Response
 
-from app.api.compute import ComputePools, checkpoint, estimate_cost
 from app.config import Settings
 from app.model.ffn import FFNConfig
+from app.services.compute import ComputePools, checkpoint, estimate_cost
 
 
 @pytest.mark.parametrize(

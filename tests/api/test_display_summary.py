@@ -62,30 +62,70 @@ def test_paper_base_model_at_16_tokens_is_sent_whole(client: TestClient) -> None
     assert len(group["kept"]) == Settings().display_keep_values // 17
 
 
-def test_big_hidden_keeps_top_rms_units_and_full_statistics(small_limits: TestClient) -> None:
+def test_big_hidden_is_a_window_of_real_units_with_full_statistics(
+    small_limits: TestClient,
+) -> None:
     body = {"d_model": 6, "d_ff": 50, "num_tokens": 4, "activation": "relu", "seed": 2}
     data = small_limits.post("/api/forward", json=body).json()
     full = reference(body, small_limits)
     reduction = data["reduction"]
-    assert reduction["method"] == "top_rms_columns"
+    assert reduction["method"] == "window"
     assert (reduction["max_values"], reduction["keep_values"]) == (100, 40)
     (group,) = reduction["groups"]  # input/output are 4 x 6 = 24 numbers: whole
     assert group["tensors"] == ["pre_activation", "hidden"]
     assert group["full_shape"] == [4, 50]
     assert group["ranked_by"] == "hidden"
-    kept = group["kept"]
-    assert len(kept) == 40 // 4 and kept == sorted(kept)
-    rms = np.sqrt((full["hidden"].astype(np.float64) ** 2).mean(axis=0))
-    assert set(kept) == set(np.argsort(-rms, kind="stable")[:10].tolist())
-    # the kept columns are the model's numbers, unchanged
-    np.testing.assert_array_equal(np.array(data["hidden"]), full["hidden"][:, kept])
-    np.testing.assert_array_equal(np.array(data["pre_activation"]), full["pre_activation"][:, kept])
+    assert (group["start"], group["stop"]) == (0, 10)
+    assert group["kept"] == list(range(10))
+    # the window's columns are the model's numbers, unchanged
+    np.testing.assert_array_equal(np.array(data["hidden"]), full["hidden"][:, :10])
+    np.testing.assert_array_equal(np.array(data["pre_activation"]), full["pre_activation"][:, :10])
     np.testing.assert_array_equal(np.array(data["input"]), full["input"])
     # every statistic is the full tensor's
     assert data["sparsity"] == full["sparsity"]
     assert len(data["sparsity"]["per_neuron"]) == 50
     assert data["pre_activation_histogram"] == full["histogram"]
     assert data["shapes"]["hidden"] == [4, 50]
+
+
+def test_window_moves_with_unit_start_and_stays_inside(small_limits: TestClient) -> None:
+    body = {"d_model": 6, "d_ff": 50, "num_tokens": 4, "seed": 2}
+    full = reference(body, small_limits)
+    moved = small_limits.post("/api/forward", json={**body, "unit_start": 17}).json()
+    (group,) = moved["reduction"]["groups"]
+    assert (group["start"], group["stop"]) == (17, 27)
+    np.testing.assert_array_equal(np.array(moved["hidden"]), full["hidden"][:, 17:27])
+    past = small_limits.post("/api/forward", json={**body, "unit_start": 45}).json()
+    (group,) = past["reduction"]["groups"]
+    assert (group["start"], group["stop"]) == (40, 50)  # moved left so it fits
+    np.testing.assert_array_equal(np.array(past["hidden"]), full["hidden"][:, 40:])
+
+
+def test_window_keeps_the_zero_fraction_where_top_rms_did_not(client: TestClient) -> None:
+    """Transformer-base at 32 tokens (summarised by default): ReLU's zeros stay on screen."""
+    body = {"d_model": 512, "d_ff": 2048, "num_tokens": 32, "activation": "relu"}
+    data = client.post("/api/forward", json=body).json()
+    assert data["reduction"]["method"] == "window"
+    real = data["sparsity"]["overall"]
+    drawn = float((np.array(data["hidden"]) == 0).mean())
+    assert abs(drawn - real) < 0.03, (drawn, real)
+    top = client.post("/api/forward", json={**body, "display": "top_rms"}).json()
+    assert top["reduction"]["method"] == "top_rms_columns"
+    assert top["reduction"]["groups"][0]["start"] is None
+    top_drawn = float((np.array(top["hidden"]) == 0).mean())
+    assert top_drawn < real  # the most active units hold fewer zeros: why it is not the default
+
+
+def test_top_rms_on_request_keeps_the_most_active_units(small_limits: TestClient) -> None:
+    body = {"d_model": 6, "d_ff": 50, "num_tokens": 4, "activation": "relu", "seed": 2}
+    data = small_limits.post("/api/forward", json={**body, "display": "top_rms"}).json()
+    full = reference(body, small_limits)
+    (group,) = data["reduction"]["groups"]
+    kept = group["kept"]
+    assert len(kept) == 40 // 4 and kept == sorted(kept)
+    rms = np.sqrt((full["hidden"].astype(np.float64) ** 2).mean(axis=0))
+    assert set(kept) == set(np.argsort(-rms, kind="stable")[:10].tolist())
+    np.testing.assert_array_equal(np.array(data["hidden"]), full["hidden"][:, kept])
 
 
 def test_gated_and_train_tensors_share_the_kept_columns(small_limits: TestClient) -> None:
@@ -118,9 +158,9 @@ def test_d_model_tensors_are_summarised_too(small_limits: TestClient) -> None:
     assert np.array(data["hidden"]).shape == (4, 8)
 
 
-def test_perturb_keeps_the_columns_that_moved(small_limits: TestClient) -> None:
+def test_perturb_sends_a_window_of_features(small_limits: TestClient) -> None:
     body = {"d_model": 40, "d_ff": 8, "num_tokens": 4, "position": 1, "scale": 2.0}
-    data = small_limits.post("/api/perturb", json=body).json()
+    data = small_limits.post("/api/perturb", json={**body, "feature_start": 5}).json()
     full = small_limits.post("/api/perturb", json={**body, "display": "full"}).json()
     assert full["reduction"] is None
     (group,) = data["reduction"]["groups"]
@@ -132,11 +172,9 @@ def test_perturb_keeps_the_columns_that_moved(small_limits: TestClient) -> None:
         "output_perturbed",
         "output_delta",
     ]
-    kept = group["kept"]
+    assert group["kept"] == list(range(5, 15))
     delta = np.array(full["output_delta"])
-    expected = np.sort(np.argsort(-np.abs(delta[1]), kind="stable")[:10])
-    assert kept == expected.tolist()
-    np.testing.assert_array_equal(np.array(data["output_delta"]), delta[:, kept])
+    np.testing.assert_array_equal(np.array(data["output_delta"]), delta[:, 5:15])
     for key in ("delta_norm_per_position", "changed_positions", "max_abs_change_other_positions"):
         assert data[key] == full[key]
     assert data["changed_positions"] == [1]

@@ -19,7 +19,7 @@ def _detail(r):  # type: ignore[no-untyped-def]
 CASES = [
     pytest.param(
         {"activation": "tanh"},
-        "supported: relu, gelu, gelu_tanh, silu, swiglu, geglu",
+        "supported: relu, gelu, gelu_tanh, silu, swiglu, geglu, geglu_tanh",
         id="unknown-activation",
     ),
     pytest.param({"tokens": [[1, 2, 3, 4], [1, 2]]}, "row lengths are [4, 2]", id="ragged-rows"),

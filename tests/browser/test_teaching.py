@@ -38,9 +38,9 @@ def test_every_teaching_panel_shows_computed_numbers(page, server_url):  # type:
     assert page.locator("#plot-block-3").get_attribute("data-step") == "output"
     assert "64 × 16" in page.locator("#block-why").inner_text()
 
-    # 3. Variants: five rows, the same W1, LLaMA's 11008, gated rows have 3 matrices.
+    # 3. Variants: six rows, the same W1, LLaMA's 11008, gated rows have 3 matrices.
     rows = page.locator("#variants-table tbody tr")
-    assert rows.count() == 5
+    assert rows.count() == 6
     assert value(page, "#variants-shared") == 0
     assert value(page, "#variants-llama") == 11008
     swiglu = page.locator('#variants-table tr[data-variant="swiglu"] td')

@@ -7,9 +7,9 @@ import threading
 import pytest
 import torch
 
-from app.model import cache as cache_module
-from app.model.cache import WeightCache
 from app.model.ffn import FFNConfig, FFNWeights
+from app.services import weight_cache as cache_module
+from app.services.weight_cache import WeightCache
 
 
 def nbytes(d_model: int, d_ff: int) -> int:

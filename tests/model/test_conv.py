@@ -22,7 +22,9 @@ def np_conv1d_k1(x_ct: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) 
     return out
 
 
-@pytest.mark.parametrize("activation", ["relu", "gelu", "gelu_tanh", "silu", "swiglu", "geglu"])
+@pytest.mark.parametrize(
+    "activation", ["relu", "gelu", "gelu_tanh", "silu", "swiglu", "geglu", "geglu_tanh"]
+)
 @pytest.mark.parametrize("bias", [True, False])
 def test_conv_equals_linear_ffn(activation: str, bias: bool) -> None:
     ffn = PositionwiseFeedForward(FFNConfig(5, 13, activation, bias), seed=2)

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from app.model import ACTIVATIONS, FFNConfig, FFNWeights, PositionwiseFeedForward, get_activation
+from app.model.seeding import stream_seed
 from tests import reference
 
 ALL = list(ACTIVATIONS)
@@ -78,8 +79,8 @@ def test_seeded_init_is_pytorch_default_linear_init():
         assert float(t.abs().max()) <= bound
         assert float(t.abs().max()) > 0.95 * bound  # fills the range
         assert abs(float(t.mean())) < 0.1 * bound
-    # The same draw as nn.Linear.reset_parameters under the same global seed.
-    torch.manual_seed(7)
+    # The same draw as nn.Linear.reset_parameters under the "weights" stream's seed.
+    torch.manual_seed(stream_seed(7, "weights"))
     linear = torch.nn.Linear(100, 400)
     gen = FFNWeights.seeded(100, 400, 7, gated=False, bias=True)
     assert torch.equal(gen.w1, linear.weight.T)
@@ -87,7 +88,9 @@ def test_seeded_init_is_pytorch_default_linear_init():
 
 
 def test_unknown_activation_lists_supported_names():
-    with pytest.raises(ValueError, match="supported: relu, gelu, gelu_tanh, silu, swiglu, geglu"):
+    with pytest.raises(
+        ValueError, match="supported: relu, gelu, gelu_tanh, silu, swiglu, geglu, geglu_tanh"
+    ):
         FFNConfig(4, 8, "tanh")
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.api.pages import boot_data
+from app.api.routes.pages import boot_data
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE_JS = ROOT / "static" / "js" / "state.js"

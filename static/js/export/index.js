@@ -14,11 +14,31 @@ import { runCsv, runJson } from "./tables.js";
 const $ = (id) => document.getElementById(id);
 const IMAGE_SCALE = 2;
 
-/** "ffn-lab_16x64_relu_T6": the configuration in a file name. */
-export function baseName(state, body) {
-  const tokens = body.tokens ? body.tokens.length : body.num_tokens;
-  const mode = body.mode === "train" ? "_train" : "";
-  return `ffn-lab_${body.d_model}x${body.d_ff}_${body.activation}_T${tokens}${mode}`;
+/**
+ * "ffn-lab_16x64_relu_T6": the configuration in a file name, from the `config` block of the
+ * answer that is on screen (what really ran: e.g. the pretrained layer's 384x1536 GELU, and
+ * "minilm-l6-layer2" in front), else from the request body.
+ */
+export function baseName(state, body, config = null) {
+  const c = config ?? {
+    ...body, num_tokens: body.tokens ? body.tokens.length : body.num_tokens,
+  };
+  const model = c.model ? `_${c.model}-layer${c.layer}` : "";
+  const mode = c.mode === "train" ? "_train" : "";
+  return `ffn-lab${model}_${c.d_model}x${c.d_ff}_${c.activation}_T${c.num_tokens}${mode}`;
+}
+
+/** The file name base of the run on screen (the last forward answer, else the request). */
+function runName(app) {
+  return baseName(app.state, app.requestBody(), app.last().forward?.config ?? null);
+}
+
+/** The pretrained layer's weights live in a package: the program cannot rebuild them. */
+function codeAvailable(app) {
+  const pretrained = app.last().forward?.config?.weights_source === "pretrained";
+  $("export-code").disabled = pretrained;
+  $("export-code-note").hidden = !pretrained;
+  return !pretrained;
 }
 
 function plotTitle(el) {
@@ -40,7 +60,7 @@ function addPlotTools(app) {
       button.textContent = t(`export.${format}`);
       button.addEventListener("click", () => {
         if (!el.layout) return;
-        const name = `${baseName(app.state, app.requestBody())}_${el.id.replace(/^plot-/, "")}`;
+        const name = `${runName(app)}_${el.id.replace(/^plot-/, "")}`;
         Plotly.downloadImage(el, { format, filename: name, scale: format === "png" ? IMAGE_SCALE : 1 });
       });
       bar.append(button);
@@ -80,7 +100,8 @@ async function snapshot(app) {
       body: JSON.stringify(body),
     });
     if (!response.ok) throw new ApiError(response.status, await response.json());
-    downloadBlob(await response.blob(), `${baseName(app.state, body)}_snapshot.html`);
+    const name = (response.headers.get("content-disposition") ?? "").match(/filename="?([^";]+)"?/);
+    downloadBlob(await response.blob(), name ? name[1] : `${baseName(app.state, body)}_snapshot.html`);
   } catch (err) {
     const status = $("status");
     status.textContent = describeError(err);
@@ -94,18 +115,18 @@ async function snapshot(app) {
 export function initExport(app) {
   addPlotTools(app);
   const close = () => { $("export-menu").open = false; };
+  on("forward", () => codeAvailable(app));
   $("export-json").addEventListener("click", () => {
-    const body = app.requestBody();
-    const text = runJson(app, body, stateUrl(app.schema, app.state));
-    downloadText(text, `${baseName(app.state, body)}.json`, "application/json");
+    const text = runJson(app, app.requestBody(), stateUrl(app.schema, app.state));
+    downloadText(text, `${runName(app)}.json`, "application/json");
     close();
   });
   $("export-csv").addEventListener("click", () => {
-    const body = app.requestBody();
-    downloadText(runCsv(app.last()), `${baseName(app.state, body)}.csv`, "text/csv");
+    downloadText(runCsv(app.last()), `${runName(app)}.csv`, "text/csv");
     close();
   });
   $("export-code").addEventListener("click", () => {
+    if (!codeAvailable(app)) return;
     const body = app.requestBody();
     const activation = app.boot.activations.find((a) => a.name === body.activation);
     const code = pytorchSnippet(body, activation, stateUrl(app.schema, app.state));

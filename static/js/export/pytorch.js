@@ -1,6 +1,8 @@
 // A PyTorch program that rebuilds the current configuration with torch alone: the same
 // seeded weights (nn.Linear's default init drawn from one generator, in the order w1, b1,
 // w2, b2, w_gate, b_gate), the same input tokens and, in train mode, the same dropout mask.
+// Each random stream has its own generator, seeded by stream_seed(seed, name): the same
+// SHA-256 rule as app/model/seeding.py, carried in the program with the standard library.
 // tests/browser/test_export.py runs it and compares `y` with /api/forward's output.
 
 /** Element-wise activation modules, by registry key (app/model/activations.py). */
@@ -11,6 +13,7 @@ const ACT_CODE = {
   silu: "nn.SiLU()",
   swiglu: "nn.SiLU()",
   geglu: "nn.GELU()",
+  geglu_tanh: 'nn.GELU(approximate="tanh")',
 };
 
 const py = (value) => JSON.stringify(value);
@@ -25,19 +28,29 @@ export function pytorchSnippet(body, activation, url) {
   const bias = pyBool(body.bias);
   const train = body.mode === "train" && body.dropout > 0;
   const fixed = Boolean(body.weights);
+  const seeded = !fixed || train;
   const lines = [];
   const add = (...more) => lines.push(...more);
   add(
     "# FFN Lab: this configuration rebuilt with PyTorch alone.",
     `# ${url}`,
     "# FFN(x) = act(x W1 + b1) W2 + b2, the same for every position (Vaswani et al. 2017, eq. 2).",
-    "import math",
-    "",
-    "import torch",
-    "from torch import nn",
-    "",
-    `d_model, d_ff = ${body.d_model}, ${body.d_ff}`,
   );
+  if (seeded) add("import hashlib");
+  add("import math", "", "import torch", "from torch import nn", "");
+  if (seeded) {
+    add(
+      "",
+      "def generator(seed, stream):",
+      '    """FFN Lab\'s independent random streams ("weights", "inputs", "dropout"): one',
+      '    generator per (seed, stream name), so equal seeds never correlate two streams."""',
+      '    digest = hashlib.sha256(f"ffn-lab/{stream}/{seed}".encode()).digest()',
+      '    return torch.Generator().manual_seed(int.from_bytes(digest[:8], "little") & (2**63 - 1))',
+      "",
+      "",
+    );
+  }
+  add(`d_model, d_ff = ${body.d_model}, ${body.d_ff}`);
   if (train) add(`p, dropout_seed = ${body.dropout}, ${body.dropout_seed ?? 0}`);
   add(
     "",
@@ -62,7 +75,7 @@ export function pytorchSnippet(body, activation, url) {
   if (train) {
     add(
       "        if self.training and p > 0:  # inverted dropout with a seeded mask (train mode only)",
-      "            mask = torch.rand(h.shape, generator=torch.Generator().manual_seed(dropout_seed)) < p",
+      "            mask = torch.rand(h.shape, generator=generator(dropout_seed, \"dropout\")) < p",
       "            h = h.masked_fill(mask, 0.0) / (1 - p)",
     );
   }
@@ -79,15 +92,15 @@ export function pytorchSnippet(body, activation, url) {
   } else {
     add(
       `seed, input_seed, num_tokens = ${body.seed}, ${body.input_seed ?? 0}, ${body.num_tokens}`,
-      "generator = torch.Generator().manual_seed(seed)",
+      'weights = generator(seed, "weights")',
       "with torch.no_grad():  # FFN Lab's seeded weights: nn.Linear's default init, in this order",
       `    for layer in [ffn.w1, ffn.w2${gated ? ", ffn.w_gate" : ""}]:`,
-      "        nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=generator)",
+      "        nn.init.kaiming_uniform_(layer.weight, a=math.sqrt(5), generator=weights)",
       "        bound = 1 / math.sqrt(layer.in_features)",
-      "        b = torch.empty(layer.out_features).uniform_(-bound, bound, generator=generator)",
+      "        b = torch.empty(layer.out_features).uniform_(-bound, bound, generator=weights)",
       "        if layer.bias is not None:",
       "            layer.bias.copy_(b)",
-      "x = torch.randn(num_tokens, d_model, generator=torch.Generator().manual_seed(input_seed))",
+      'x = torch.randn(num_tokens, d_model, generator=generator(input_seed, "inputs"))',
     );
   }
   add(

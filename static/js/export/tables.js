@@ -1,10 +1,19 @@
 // The current run as JSON (everything the API answered, plus the state and link) and as a
 // long CSV table: one row per number, `tensor,position,index,value`.
 
-/** JSON text: { app, url, state, request, forward, perturb }. */
+/**
+ * JSON text: { app, url, state, request, forward, perturb }. `state` holds the shape that
+ * really ran (d_model, d_ff, activation, bias, tokens from the answer's `config`), so in
+ * typed-text mode it is the pretrained layer's, not the seeded sliders' values.
+ */
 export function runJson(app, body, url) {
   const { forward, perturb } = app.last();
-  return JSON.stringify({ app: "FFN Lab", url, state: app.state, request: body, forward, perturb }, null, 1);
+  const c = forward?.config;
+  const ran = c ? {
+    d_model: c.d_model, d_ff: c.d_ff, activation: c.activation, bias: c.bias, tokens: c.num_tokens,
+  } : {};
+  const state = { ...app.state, ...ran };
+  return JSON.stringify({ app: "FFN Lab", url, state, request: body, forward, perturb }, null, 1);
 }
 
 const FORWARD_TENSORS = ["input", "pre_activation", "up", "hidden", "output"];

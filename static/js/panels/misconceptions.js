@@ -14,9 +14,15 @@ function render(data) {
   $("myth-layers").dataset.value = String(layers.length);
   readout($("myth-additivity"), t("myth.one_layer.additivity", { value: magnitude(data.additivity_gap) }),
     data.additivity_gap);
-  readout($("myth-collapse"), t("myth.one_layer.collapse", {
-    value: magnitude(data.no_activation_gap), d_model: data.config.d_model,
-  }), data.no_activation_gap);
+  // With a gate, dropping the activation leaves a bilinear map, not one linear layer.
+  const bilinear = data.no_activation_bilinear_gap;
+  if (data.config.gated && bilinear !== null && bilinear !== undefined) {
+    readout($("myth-collapse"), t("myth.one_layer.bilinear", { value: magnitude(bilinear) }), bilinear);
+  } else {
+    readout($("myth-collapse"), t("myth.one_layer.collapse", {
+      value: magnitude(data.no_activation_gap), d_model: data.config.d_model,
+    }), data.no_activation_gap);
+  }
   const m = data.mixing;
   readout($("myth-mixing-result"), t("myth.mixing.result", {
     position: m.position, changed: m.changed_positions.join(", ") || "—",

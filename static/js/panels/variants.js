@@ -1,4 +1,4 @@
-// ReLU, GELU, SiLU, SwiGLU, GeGLU side by side: same input, same W1.
+// ReLU, GELU, SiLU, SwiGLU, GeGLU, GeGLU (tanh) side by side: same input, same W1.
 import { bars, lines, SERIES } from "../charts.js";
 import { count, magnitude, percent } from "../format.js";
 import { t } from "../i18n.js";
@@ -47,10 +47,17 @@ async function render(data) {
     value: magnitude(shared), threshold: data.variants[1].sparsity.threshold,
   }), shared ?? "");
   const l = data.llama;
-  $("variants-llama").textContent = t("variants.llama", {
+  // One computation, printed once: LLaMA's own width needs no second example, and below one
+  // multiple of 256 the rounding means nothing, so a tiny model reads the exact 8/3 d_model.
+  let key = "variants.llama";
+  if (l.d_model === 4096) key = "variants.llama_4096";
+  else if (l.two_thirds < 256) key = "variants.llama_tiny";
+  $("variants-llama").textContent = t(key, {
     d_model: count(l.d_model), four: count(l.four_d_model), two_thirds: magnitude(l.two_thirds),
-    rule: count(l.d_ff_rule), d_4096: count(l.d_ff_4096),
+    rule: count(l.d_ff_rule), d_4096: count(l.d_ff_4096), four_4096: count(4 * 4096),
+    two_thirds_4096: magnitude(l.two_thirds_4096),
   });
+  $("variants-llama").dataset.rule = key.replace("variants.", "");
   $("variants-llama").dataset.value = String(l.d_ff_4096);
   readout($("variants-match-note"), t("variants.match_note", {
     plain: count(l.plain_params), gated: count(l.gated_params_same_d_ff),

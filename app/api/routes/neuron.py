@@ -6,10 +6,10 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from app.analysis.neuron import nearest_tokens, top_tokens
-from app.api.corpus_cache import get_corpus_index
 from app.api.deps import SettingsDep
-from app.api.runner_pretrained import encode_text, invalid, load_model
-from app.api.schemas_pretrained import NearTokenOut, NeuronRequest, NeuronResponse, TopTokenOut
+from app.api.schemas.pretrained import NearTokenOut, NeuronRequest, NeuronResponse, TopTokenOut
+from app.lab.pretrained import encode_text, invalid, load_model
+from app.services.corpus_cache import get_corpus_index
 
 router = APIRouter(prefix="/api", tags=["neuron"])
 

@@ -68,14 +68,24 @@ class ColumnReductionOut(BaseModel):
     kept: list[int] = Field(
         description="ascending column indices sent: column j of each tensor is unit kept[j]"
     )
-    ranked_by: str = Field(description="the tensor whose per-column RMS over tokens chose them")
+    ranked_by: str = Field(
+        description="the group's lead tensor (display='top_rms': whose per-column RMS chose them)"
+    )
+    start: int | None = Field(
+        None, description="method 'window': first column sent (kept = start, ..., stop - 1)"
+    )
+    stop: int | None = Field(None, description="method 'window': one past the last column sent")
 
 
 class ReductionOut(BaseModel):
     """What was summarised for display, and how; null in `reduction` when nothing was."""
 
-    method: Literal["top_rms_columns"] = Field(
-        description="the k columns with the largest root mean square over the T tokens"
+    method: Literal["window", "top_rms_columns"] = Field(
+        description=(
+            "'window': k consecutive columns from `start` (display='auto'); "
+            "'top_rms_columns': the k columns with the largest root mean square over the T "
+            "tokens (display='top_rms')"
+        )
     )
     max_values: int = Field(description="the answer's [T, n] tensors held more numbers than this")
     keep_values: int = Field(

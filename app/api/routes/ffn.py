@@ -3,7 +3,7 @@
 Small requests (at most `inline_max_flops`, seeded weights) are computed on the event
 loop: for them the forward pass takes microseconds and a hop to a thread costs more than
 the work. Bigger ones run in a bounded thread pool chosen by their estimated cost, within
-a time budget (see `app.api.compute`); the response is encoded by orjson in the same
+a time budget (see `app.services.compute`); the response is encoded by orjson in the same
 worker thread. Handlers read settings and state directly, without synchronous
 dependencies (each would cost a thread hop per request).
 """
@@ -15,14 +15,15 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from app.api import runner, runner_pretrained
-from app.api.compute import ComputePools, Cost, checkpoint, estimate_cost
 from app.api.encoding import json_response, server_timing
-from app.api.responses import ErrorOut, ForwardResponse, PerturbResponse
-from app.api.schemas import PRETRAINED_D_MODEL, ForwardRequest, PerturbRequest
+from app.api.schemas.ffn import PRETRAINED_D_MODEL, ForwardRequest, PerturbRequest
+from app.api.schemas.responses import ErrorOut, ForwardResponse, PerturbResponse
 from app.config import Settings, get_settings
-from app.model.cache import WeightCache
+from app.lab import ffn as runner
+from app.lab import pretrained as runner_pretrained
 from app.model.ffn import FFNConfig
+from app.services.compute import ComputePools, Cost, checkpoint, estimate_cost
+from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["ffn"])
 

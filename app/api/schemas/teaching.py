@@ -13,13 +13,13 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.api.responses import ConfigOut, FlopsOut, SparsityOut
-from app.api.schemas import SEED_MAX, ForwardRequest, Matrix, PerturbRequest, Vector, _check_max
+from app.api.schemas.ffn import SEED_MAX, ForwardRequest, Matrix, PerturbRequest, Vector, _check_max
+from app.api.schemas.responses import ConfigOut, FlopsOut, SparsityOut
 from app.config import get_settings
 from app.model.activations import get_activation
 from app.model.ffn import FFNConfig, expected_shapes
 
-VARIANTS: tuple[str, ...] = ("relu", "gelu", "silu", "swiglu", "geglu")
+VARIANTS: tuple[str, ...] = ("relu", "gelu", "silu", "swiglu", "geglu", "geglu_tanh")
 """The activations compared side by side, in display order."""
 
 
@@ -92,7 +92,8 @@ class BlockRequest(SeededOnly, ForwardRequest):
 
 
 class VariantsRequest(SeededOnly, ForwardRequest):
-    """Body of POST /api/variants: one input through ReLU, GELU, SiLU, SwiGLU and GeGLU.
+    """Body of POST /api/variants: one input through ReLU, GELU, SiLU, SwiGLU, GeGLU (erf)
+    and GeGLU (tanh).
 
     `activation` is ignored (every variant runs). With `match_params`, the gated variants
     use the d_ff' that gives them the plain FFN's parameter count (about 2/3 d_ff).
@@ -262,5 +263,10 @@ class MisconceptionsResponse(BaseModel):
     layers: list[dict[str, Any]]
     additivity_gap: float
     no_activation_gap: float
+    no_activation_bilinear_gap: float | None = Field(
+        None,
+        description="gated only: max |g(a+b) - g(a) - g(b) + g(0)| of the gated FFN without "
+        "its activation, g(x) = ((x W_gate + b_gate) * (x W1 + b1)) W2 + b2 (bilinear, not 0)",
+    )
     mixing: dict[str, Any]
     shared_weights: dict[str, Any]

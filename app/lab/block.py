@@ -15,9 +15,8 @@ from app.analysis import flop_count, param_counts, sparsity
 from app.analysis.budget import block_budget, llama_d_ff, matched_gated_d_ff
 from app.analysis.compare import hidden_fractions, max_abs_diff, row_moments, row_norms
 from app.analysis.curves import activation_curves, activation_values
-from app.api import runner
-from app.api.schemas import ForwardRequest
-from app.api.schemas_teaching import (
+from app.api.schemas.ffn import ForwardRequest
+from app.api.schemas.teaching import (
     VARIANTS,
     BlockRequest,
     BudgetRequest,
@@ -25,11 +24,12 @@ from app.api.schemas_teaching import (
     VariantsRequest,
 )
 from app.config import Settings
+from app.lab import ffn as runner
 from app.model.activations import get_activation
 from app.model.block import FFNBlock
-from app.model.cache import WeightCache
 from app.model.conv import ConvFeedForward
 from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
+from app.services.weight_cache import WeightCache
 
 SEED_LIMIT = 2**31 - 1
 
@@ -150,6 +150,7 @@ def variants(req: VariantsRequest, cache: WeightCache, settings: Settings) -> di
             "two_thirds": 2 * four_d / 3,
             "d_ff_rule": llama_d_ff(req.d_model),
             "d_ff_4096": llama_d_ff(4096),
+            "two_thirds_4096": 2 * 4 * 4096 / 3,
             "matched_d_ff": matched,
             "plain_params": param_counts(FFNConfig(req.d_model, req.d_ff, "relu", req.bias))[
                 "total"

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from app.api import runner_block, runner_contrast
 from app.api.deps import CacheDep, SettingsDep
 from app.api.encoding import json_response
-from app.api.schemas_teaching import (
+from app.api.schemas.teaching import (
     AttentionVsFFNRequest,
     AttentionVsFFNResponse,
     BlockRequest,
@@ -24,6 +23,8 @@ from app.api.schemas_teaching import (
     VariantsRequest,
     VariantsResponse,
 )
+from app.lab import block as runner_block
+from app.lab import contrast as runner_contrast
 
 router = APIRouter(prefix="/api", tags=["teaching"])
 
@@ -44,7 +45,7 @@ def post_block(req: BlockRequest, cache: CacheDep) -> Response:
 
 @router.post("/variants", response_model=VariantsResponse)
 def post_variants(req: VariantsRequest, cache: CacheDep, settings: SettingsDep) -> Response:
-    """The same input and W1 through ReLU, GELU, SiLU, SwiGLU and GeGLU."""
+    """The same input and W1 through ReLU, GELU, SiLU, SwiGLU, GeGLU and GeGLU (tanh)."""
     return json_response(runner_block.variants(req, cache, settings))
 
 

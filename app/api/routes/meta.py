@@ -12,7 +12,7 @@ from fastapi import APIRouter
 
 import app
 from app.analysis import param_counts
-from app.api.responses import ActivationOut, HealthOut, PresetOut
+from app.api.schemas.responses import ActivationOut, HealthOut, PresetOut
 from app.model.activations import ACTIVATIONS
 from app.model.ffn import FFNConfig
 from app.model.presets import PRESETS

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.api.deps import SettingsDep
-from app.api.runner_pretrained import encode_text, invalid, load_model
-from app.api.schemas_pretrained import ModelOut, TokenizeRequest, TokenizeResponse
+from app.api.schemas.pretrained import ModelOut, TokenizeRequest, TokenizeResponse
+from app.lab.pretrained import encode_text, invalid, load_model
 from app.model.pretrained import INSTALL_HINT, MODEL_ID, SOURCE, is_available
 
 router = APIRouter(prefix="/api", tags=["pretrained"])

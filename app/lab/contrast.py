@@ -13,13 +13,13 @@ from app.analysis import compare_outputs, flop_count, param_counts
 from app.analysis.budget import attention_flop_count
 from app.analysis.compare import max_abs_diff
 from app.analysis.perturbation import PerturbationStats
-from app.api import runner
-from app.api.schemas import PerturbRequest
-from app.api.schemas_teaching import AttentionVsFFNRequest
+from app.api.schemas.ffn import PerturbRequest
+from app.api.schemas.teaching import AttentionVsFFNRequest
 from app.config import Settings
+from app.lab import ffn as runner
 from app.model.attention import SelfAttention
-from app.model.cache import WeightCache
 from app.model.ffn import PositionwiseFeedForward
+from app.services.weight_cache import WeightCache
 
 
 def nudge_vector(req: PerturbRequest) -> torch.Tensor:
@@ -131,7 +131,11 @@ def misconceptions(req: PerturbRequest, cache: WeightCache, settings: Settings) 
     - layers: the FFN's linear maps (two, or three gated); `additivity_gap` is
       max |FFN(a + b) − FFN(a) − FFN(b) + FFN(0)|, zero for any single affine layer;
       `no_activation_gap` is max |(x W1 + b1) W2 + b2 − (x (W1 W2) + b1 W2 + b2)|: without
-      the activation the two maps would collapse into one [d_model, d_model] layer.
+      the activation the two maps would collapse into one [d_model, d_model] layer (for
+      gated variants this is the up/down path alone). Gated variants also get
+      `no_activation_bilinear_gap`, the additivity gap of the gated FFN with the
+      activation removed, g(x) = ((x W_gate + b_gate) ⊙ (x W1 + b1)) W2 + b2: a bilinear
+      map of x, so the gap is not 0 (Shazeer 2020 calls this variant "Bilinear").
     - mixing: the perturbation numbers (only the nudged row moves).
     - shared_weights: the module's parameter count measured after runs with several T
       (it never changes), the FLOPs (they do), and max |FFN(x_j) − FFN(x)_j| with each
@@ -156,6 +160,21 @@ def misconceptions(req: PerturbRequest, cache: WeightCache, settings: Settings) 
             collapsed = collapsed + weights.b1 @ weights.w2
         two_maps = two_maps @ weights.w2
         no_activation = max_abs_diff(two_maps, collapsed)
+        bilinear = None
+        if weights.w_gate is not None:
+
+            def gated_without_activation(tokens: torch.Tensor) -> torch.Tensor:
+                gate = tokens @ weights.w_gate  # type: ignore[operator]
+                up = tokens @ weights.w1
+                if weights.b_gate is not None:
+                    gate = gate + weights.b_gate
+                if weights.b1 is not None:
+                    up = up + weights.b1
+                out = (gate * up) @ weights.w2
+                return out if weights.b2 is None else out + weights.b2
+
+            g = gated_without_activation
+            bilinear = max_abs_diff(g(x + b), g(x) + g(b) - g(torch.zeros_like(x)))
         stats = compare_outputs(base, ffn(nudged(x, req.position, nudge_vector(req))), req.position)
         ladder = sorted({1, t, min(2 * t, settings.max_tokens), settings.max_tokens})
         measured: list[int] = []
@@ -168,6 +187,7 @@ def misconceptions(req: PerturbRequest, cache: WeightCache, settings: Settings) 
         "layers": _linear_layers(model),
         "additivity_gap": additivity,
         "no_activation_gap": no_activation,
+        "no_activation_bilinear_gap": bilinear,
         "mixing": {
             "position": req.position,
             "changed_positions": stats.changed_positions,

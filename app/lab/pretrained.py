@@ -17,10 +17,10 @@ from fastapi import HTTPException
 from fastapi.exceptions import RequestValidationError
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
-from app.api import runner
-from app.api.runner import random_direction
-from app.api.schemas import ForwardRequest, PerturbRequest
+from app.api.schemas.ffn import ForwardRequest, PerturbRequest
 from app.config import Settings
+from app.lab import ffn as runner
+from app.lab.ffn import random_direction
 from app.model.bert import LayerTrace
 from app.model.ffn import FFNTrace, PositionwiseFeedForward
 from app.model.pretrained import (

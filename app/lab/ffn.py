@@ -13,11 +13,9 @@ import torch
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
 from app.analysis.display import histogram
-from app.api.compute import checkpoint
-from app.api.display import Group, summarise
-from app.api.schemas import ForwardRequest, PerturbRequest
+from app.api.schemas.ffn import ForwardRequest, PerturbRequest
 from app.config import Settings
-from app.model.cache import WeightCache
+from app.lab.display import Group, summarise
 from app.model.ffn import (
     FFNConfig,
     FFNTrace,
@@ -25,6 +23,9 @@ from app.model.ffn import (
     PositionwiseFeedForward,
     expected_shapes,
 )
+from app.model.seeding import generator as stream_generator
+from app.services.compute import checkpoint
+from app.services.weight_cache import WeightCache
 
 
 def build_model(req: ForwardRequest, cache: WeightCache) -> PositionwiseFeedForward:
@@ -40,18 +41,19 @@ def build_model(req: ForwardRequest, cache: WeightCache) -> PositionwiseFeedForw
         if model.training != (config.dropout > 0):  # a caller must never switch it; heal
             model.train(config.dropout > 0)
         return model
-    weights = FFNWeights(**{k: torch.from_numpy(v) for k, v in submitted.items()})
+    weights = FFNWeights.from_named({k: torch.from_numpy(v) for k, v in submitted.items()})
     model = PositionwiseFeedForward(config, weights)
     model.train(req.mode == "train")
     return model
 
 
 def input_tokens(req: ForwardRequest) -> torch.Tensor:
-    """float32 [T, d_model]: the submitted tokens, or N(0, 1) tokens seeded by input_seed."""
+    """float32 [T, d_model]: the submitted tokens, or N(0, 1) tokens from the "inputs"
+    stream of input_seed (`app.model.seeding`: independent of the weights at equal seeds)."""
     tokens = req.tokens_array
     if tokens is not None:
         return torch.from_numpy(tokens)
-    generator = torch.Generator().manual_seed(req.input_seed)
+    generator = stream_generator(req.input_seed, "inputs")
     return torch.randn(req.token_count, req.d_model, generator=generator)
 
 
@@ -129,6 +131,7 @@ def forward(
         ],
         settings,
         req.display,
+        display_starts(req),
     )
     counts = histogram(trace.pre_activation, settings.histogram_bins)
     return {
@@ -153,6 +156,11 @@ def forward(
     }
 
 
+def display_starts(req: ForwardRequest) -> dict[str, int]:
+    """Where the display windows start, by lead tensor: d_ff units and d_model features."""
+    return {"hidden": req.unit_start, "output": req.feature_start}
+
+
 def shallow_dict(obj: Any) -> dict[str, Any]:
     """A (slot-less) dataclass's fields as a dict, values not copied: `asdict` deep-copies
     NumPy arrays and `dataclasses.fields` is slow on the hot path."""
@@ -160,8 +168,9 @@ def shallow_dict(obj: Any) -> dict[str, Any]:
 
 
 def random_direction(d_model: int, scale: float, seed: int) -> torch.Tensor:
-    """float32 [d_model]: a direction drawn from N(0, I) by `seed`, rescaled to L2 norm `scale`."""
-    generator = torch.Generator().manual_seed(seed)
+    """float32 [d_model]: a direction drawn from N(0, I) by the "nudge" stream of `seed`
+    (`app.model.seeding`), rescaled to L2 norm `scale`."""
+    generator = stream_generator(seed, "nudge")
     direction = torch.randn(d_model, generator=generator)
     scaled: torch.Tensor = direction * (scale / torch.linalg.vector_norm(direction))
     return scaled
@@ -205,6 +214,7 @@ def perturb(req: PerturbRequest, cache: WeightCache, settings: Settings) -> dict
         ],
         settings,
         req.display,
+        {"output_delta": req.feature_start},
     )
     return {
         "config": config_out(req, model.config),

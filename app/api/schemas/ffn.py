@@ -1,4 +1,4 @@
-"""Pydantic v2 request models of the JSON API (responses: `app.api.responses`).
+"""Pydantic v2 request models of the JSON API (responses: `app.api.schemas.responses`).
 
 Orientation is the paper's: `w1 [d_model, d_ff]`, `w2 [d_ff, d_model]`,
 `w_gate [d_model, d_ff]`, so `hidden = act(x @ w1 + b1)` (Vaswani et al. 2017, eq. 2).
@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from app.api.values import as_float_array, check_text
+from app.api.schemas.values import as_float_array, check_text
 from app.config import get_settings
 from app.model.activations import ACTIVATIONS, get_activation
 from app.model.ffn import FFNConfig, expected_shapes
@@ -90,14 +90,30 @@ class ForwardRequest(BaseModel):
         description="text to tokenise (WordPiece, with [CLS] and [SEP]); model only; "
         "at most max_text_chars characters and max_tokens tokens",
     )
-    display: Literal["auto", "full"] = Field(
+    display: Literal["auto", "full", "top_rms"] = Field(
         "auto",
         description=(
             "'auto': when the answer's [T, n] tensors hold more than `display_max_values` "
-            "numbers (setting, 81,920 by default), the widest ones are summarised to their "
-            "most active columns, as `reduction` says; statistics are always computed on "
-            "the full tensors. 'full': every tensor is sent whole (LLaMA-7B at T=32: ~15 MB)"
+            "numbers (setting, 81,920 by default), the widest ones are sent as a window of "
+            "consecutive columns (from `unit_start` / `feature_start`), as `reduction` says; "
+            "statistics are always computed on the full tensors. 'top_rms': the most active "
+            "columns instead of a window. 'full': every tensor is sent whole (LLaMA-7B at "
+            "T=32: ~15 MB)"
         ),
+    )
+    unit_start: int = Field(
+        0,
+        ge=0,
+        le=SEED_MAX,
+        description="first hidden unit (d_ff column) of the window shown when an answer is "
+        "summarised; moved left when the window would run past the last unit",
+    )
+    feature_start: int = Field(
+        0,
+        ge=0,
+        le=SEED_MAX,
+        description="first feature (d_model column) of the window shown when an answer is "
+        "summarised; moved left when the window would run past the last feature",
     )
 
     _tokens: npt.NDArray[np.float32] | None = PrivateAttr(None)

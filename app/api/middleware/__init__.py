@@ -1,0 +1,1 @@
+"""Pure ASGI middleware and exception handlers: body size limit, security headers, errors."""

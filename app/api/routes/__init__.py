@@ -1,0 +1,1 @@
+"""HTTP routes: one APIRouter per group of endpoints, plus the HTML pages."""

@@ -1,0 +1,1 @@
+"""Pydantic request and response models of the JSON API (the OpenAPI contract)."""

@@ -1,0 +1,1 @@
+"""Process-wide state shared by all requests: weight cache, compute pools, corpus index."""

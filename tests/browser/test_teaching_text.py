@@ -1,0 +1,45 @@
+"""Teaching sentences read on the page (issue 10, item 4), English and Chinese."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import wait_rendered
+
+pytestmark = pytest.mark.browser
+
+
+def _wait(page, panel: str) -> None:  # type: ignore[no-untyped-def]
+    page.locator(f"#{panel}[data-rendered]").wait_for(state="attached", timeout=30_000)
+
+
+def test_tiny_llama_rule_and_gated_card(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=4&activation=swiglu")
+    wait_rendered(page)
+    _wait(page, "variants")
+    _wait(page, "misconceptions")
+    llama = page.locator("#variants-llama")
+    assert llama.get_attribute("data-rule") == "llama_tiny"
+    text = llama.inner_text()
+    assert "42.67" in text  # 2/3 · 64, exact
+    assert "→ 256" not in text  # a 16-wide model is not rounded up to 256
+    assert text.count("42.67") == 1 and "11,008" in text
+    card = page.locator("#myth-collapse")
+    assert "bilinear" in card.inner_text() and "collapse" not in card.inner_text()
+    assert float(card.get_attribute("data-value") or 0) > 1e-3
+
+    page.locator("#lang").select_option("zh-CN")
+    page.locator("#myth-collapse:has-text('双线性')").wait_for(timeout=15_000)
+    assert "→ 256" not in page.locator("#variants-llama").inner_text()
+    assert page.recorder.errors == []
+
+
+def test_plain_card_still_collapses_and_wide_rule_rounds(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?d_model=512&d_ff=2048&tokens=4")
+    wait_rendered(page)
+    _wait(page, "variants")
+    _wait(page, "misconceptions")
+    llama = page.locator("#variants-llama")
+    assert llama.get_attribute("data-rule") == "llama"
+    assert "1,365.3 → 1,536" in llama.inner_text() or "1,365 → 1,536" in llama.inner_text()
+    assert "collapse" in page.locator("#myth-collapse").inner_text()
