@@ -77,7 +77,7 @@ function baseLayout(el, title, extra) {
 function axis(title, width, extra) {
   const fitted = fitText(title ?? "", Math.max(40, width), px(12), 2);
   return {
-    title: { text: fitted.text, standoff: 4 },
+    title: { text: fitted.text, standoff: 4, ffnText: title ?? "" },
     automargin: true,
     tickangle: 0,
     // x labels a little lower: the first never touches the y axis's bottom label
@@ -99,8 +99,28 @@ function logTicks(type, values) {
   return decades >= 1.5 ? { dtick: 1, exponentformat: "SI" } : { exponentformat: "SI" };
 }
 
-function config() {
-  return CONFIG;
+/**
+ * Plotly.react, then one check of what was drawn: an axis title wider than its container
+ * (the estimate of the plot's width was too generous) is wrapped again to the plot width
+ * Plotly really laid out. At most one more Plotly call, and only for such a title.
+ */
+async function react(el, traces, layout) {
+  await Plotly.react(el, traces, layout, CONFIG);
+  const box = el.getBoundingClientRect();
+  const size = el._fullLayout?._size;
+  if (!size) return el;
+  const update = {};
+  for (const [cls, name, room] of [["xtitle", "xaxis", size.w], ["ytitle", "yaxis", size.h]]) {
+    const text = el.querySelector(`.${cls}`);
+    const wanted = layout[name]?.title?.ffnText;
+    if (!text || !wanted) continue;
+    const r = text.getBoundingClientRect();
+    if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) {
+      update[`${name}.title.text`] = fitText(wanted, Math.max(30, room - 4), px(12), 3).text;
+    }
+  }
+  if (Object.keys(update).length) await Plotly.relayout(el, update);
+  return el;
 }
 
 /**
@@ -317,6 +337,7 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
     Object.assign(xaxis, { type: "linear", tick0: 0, dtick: integerDtick(cols, fitting(plotW, labelW, 1)) });
   }
   xaxis.title.text = xFit.text;
+  xaxis.title.ffnText = xTitle;
   const rowsFit = fitting(plotH, lineH * 1.1, 1);
   const yaxis = axis(showYTitle ? opts.yTitle : "", plotH, { autorange: "reversed" });
   if (yLabels) {
@@ -337,7 +358,7 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   const layout = baseLayout(el, opts.title, { xaxis, yaxis, uirevision: `${rows}x${cols}` });
   const traces = [trace];
   if (opts.clip && opts.clip.cells?.length) traces.push(clipMarkers(opts.clip.cells, trace, win));
-  return Plotly.react(el, traces, layout, config(opts.filename));
+  return react(el, traces, layout);
 }
 
 /** Token labels no wider than `width` px ("12 independ…"); the axis keeps the whole one in hover. */
@@ -423,7 +444,7 @@ function drawBars(el, x, y, opts) {
     });
   }
   el.dataset.orientation = wordy ? "h" : "v";
-  return Plotly.react(el, [trace], layout, config(opts.filename));
+  return react(el, [trace], layout);
 }
 
 /**
@@ -447,7 +468,7 @@ function drawBinned(el, edges, counts, opts) {
     customdata: counts.map((_, i) => [edges[i], edges[i + 1]]),
     hovertemplate: `[%{customdata[0]:.3~g}, %{customdata[1]:.3~g}): %{y}<extra></extra>`,
   };
-  return Plotly.react(el, [trace], zeroLineLayout(el, opts), config(opts.filename));
+  return react(el, [trace], zeroLineLayout(el, opts));
 }
 
 /** The layout of both histograms: bars with a vertical line at zero. */
@@ -472,7 +493,7 @@ export function histogram(el, values, opts) {
 
 function drawHistogram(el, values, opts) {
   const trace = { type: "histogram", x: values, marker: { color: ACCENT }, nbinsx: 60 };
-  return Plotly.react(el, [trace], zeroLineLayout(el, opts), config(opts.filename));
+  return react(el, [trace], zeroLineLayout(el, opts));
 }
 
 /**
@@ -508,7 +529,7 @@ function drawLines(el, series, opts) {
     legend: { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top", font: { size: px(11) } },
   });
   el.dataset.traces = String(traces.length);
-  return Plotly.react(el, traces, layout, config(opts.filename));
+  return react(el, traces, layout);
 }
 
 /** Series colours for side-by-side comparisons (ColorBrewer Dark2, colour-blind friendly). */

@@ -26,7 +26,9 @@ export function textWidth(text, size) {
  * caller puts the whole text into a tooltip).
  */
 export function fitText(text, width, size, maxLines = 2) {
-  const words = String(text).split(/(?<=\s)|(?=[\u2e80-\u9fff\uff00-\uff60])/u).filter((w) => w !== "");
+  // Break after spaces and before CJK characters, never before closing punctuation.
+  const words = String(text).split(/(?<=\s)|(?<![（【「『])(?=[\u2e80-\u9fff\uff00-\uff60])(?![）】」』，。、；：！？])/u)
+    .filter((w) => w !== "");
   const lines = [];
   let line = "";
   for (const word of words) {
