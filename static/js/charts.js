@@ -66,7 +66,7 @@ function baseLayout(el, title, extra) {
     autosize: false,
     margin: { l: 8, r: 8, t: title ? 8 : 10, b: 8, pad: 2 },
     font: { family: "system-ui, sans-serif", size: px(12), color: "#1a1a1a" },
-    title: { text: fitted.text, font: { size }, x: 0.5, xref: "container", y: 1, yref: "paper", yanchor: "bottom", automargin: true, pad: { b: 6 } },
+    title: { text: fitted.text, ffnText: title ?? "", font: { size }, x: 0.5, xref: "container", y: 1, yref: "paper", yanchor: "bottom", automargin: true, pad: { b: 6 } },
     paper_bgcolor: "rgba(0,0,0,0)",
     plot_bgcolor: "rgba(0,0,0,0)",
     ...extra,
@@ -75,6 +75,8 @@ function baseLayout(el, title, extra) {
 
 /** An axis: automargin, unrotated labels, the title wrapped to `width` px. */
 function axis(title, width, extra) {
+  if (extra.small) title = ""; // no room: the title stays in the hover text
+  delete extra.small;
   const fitted = fitText(title ?? "", Math.max(40, width), px(12), 2);
   return {
     title: { text: fitted.text, standoff: 4, ffnText: title ?? "" },
@@ -117,6 +119,16 @@ async function react(el, traces, layout) {
     const r = text.getBoundingClientRect();
     if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) {
       update[`${name}.title.text`] = fitText(wanted, Math.max(30, room - 4), px(12), 3).text;
+    }
+  }
+  const title = el.querySelector(".gtitle");
+  const wanted = layout.title?.ffnText;
+  if (title && wanted) {
+    const r = title.getBoundingClientRect();
+    if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1) {
+      // no room for two lines: one, shortened, with the whole title in the tooltip
+      update["title.text"] = fitText(wanted, box.width - 12, px(13), 1).text;
+      el.title = wanted;
     }
   }
   if (Object.keys(update).length) await Plotly.relayout(el, update);
@@ -287,7 +299,9 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   const size = px(12);
   const lineH = size * 1.25;
   const showScale = opts.showScale ?? true;
-  const showYTitle = opts.showYTitle !== false;
+  // A very small plot (an embed in a slide) has no room for axis titles: they stay in the
+  // hover text; an axis that names a window of columns keeps its title.
+  const showYTitle = opts.showYTitle !== false && w >= 150;
   const yLabels = opts.yLabels;
   const yText = yLabels ? (opts.indexTicks ? yLabels.map((_, i) => String(i)) : shortLabels(yLabels, w * 0.35, size)) : null;
   const yLabelW = yText ? Math.max(...yText.map((s) => textWidth(s, size))) : textWidth(String(rows - 1), size);
@@ -296,8 +310,8 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   const plotW = Math.max(30, w - left - right);
   const partial = win.x.length < total;
   const xTitle = partial && win.consecutive && opts.columns?.label
-    ? opts.columns.label(win.x[0], win.x[win.x.length - 1], total) : opts.xTitle;
-  const xFit = fitText(xTitle, Math.min(plotW * 0.85, w - 16), size, 2);
+    ? opts.columns.label(win.x[0], win.x[win.x.length - 1], total) : h >= 150 ? opts.xTitle : "";
+  const xFit = fitText(xTitle, Math.min(plotW * 0.85, w - 16), size, h >= 150 ? 2 : 1);
   const top = opts.title ? lineH + 14 : 10;
   const plotH = Math.max(30, h - top - lineH * (1.3 + xFit.lines * 1.1) - 14);
   const zmax = opts.zmax ?? maxAbs(z);
@@ -319,6 +333,11 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
     hovertemplate: `${opts.yTitle} %{y}<br>${opts.xTitle} %{x}<br>%{z:+.4~g}<extra></extra>`,
   };
   if (!opts.sequential) trace.zmid = 0;
+  if (trace.colorbar.nticks <= 3 && !opts.sequential) {
+    // A short bar: its ends and zero, not one lonely "0"
+    const m = Number(zmax.toPrecision(2)) > zmax ? Number((zmax * 0.95).toPrecision(2)) : Number(zmax.toPrecision(2));
+    Object.assign(trace.colorbar, { tickmode: "array", tickvals: [-m, 0, m] });
+  }
   if (yLabels) trace.y = yLabels;
   const xaxis = axis(xTitle, plotW, {});
   if (windowed && win.consecutive) {
@@ -425,7 +444,7 @@ function drawBars(el, x, y, opts) {
       hovertemplate: `${opts.xTitle} %{y}<br>${opts.yTitle} %{x:.4~g}<extra></extra>` });
     const range = opts.yRange ?? [0, Math.max(...y.map((v) => Math.abs(v)), 1e-12) * (showText ? 1.3 : 1.05)];
     layout = baseLayout(el, opts.title, {
-      xaxis: axis(opts.yTitle, plotW, { range: y.some((v) => v < 0) ? undefined : range, nticks: fitting(plotW, size * 4, 2) }),
+      xaxis: axis(opts.yTitle, plotW, { small: h < 150, range: y.some((v) => v < 0) ? undefined : range, nticks: fitting(plotW, size * 4, 2) }),
       yaxis: axis("", plotH, { type: "category", autorange: "reversed", ...ticks,
         ticktext: ticks.tickvals.map((v) => byLabel.get(v)) }),
     });
@@ -439,8 +458,8 @@ function drawBars(el, x, y, opts) {
       trace.text = undefined; // values would overlap: on hover only
     }
     layout = baseLayout(el, opts.title, {
-      xaxis: axis(opts.xTitle, plotW, { type: "category", ...categoryTicks(labels, fitting(plotW, labelW, 1)) }),
-      yaxis: axis(opts.yTitle, plotH, { range: opts.yRange, rangemode: "tozero", nticks: fitting(plotH, lineH * 2, 2) }),
+      xaxis: axis(opts.xTitle, plotW, { small: h < 150, type: "category", ...categoryTicks(labels, fitting(plotW, labelW, 1)) }),
+      yaxis: axis(opts.yTitle, plotH, { small: w < 170, range: opts.yRange, rangemode: "tozero", nticks: fitting(plotH, lineH * 2, 2) }),
     });
   }
   el.dataset.orientation = wordy ? "h" : "v";
@@ -478,8 +497,8 @@ function zeroLineLayout(el, opts) {
   const plotW = Math.max(40, w - size * 5 - 20);
   const plotH = Math.max(30, h - size * 5 - 20);
   return baseLayout(el, opts.title, {
-    xaxis: axis(opts.xTitle, plotW, { nticks: fitting(plotW, size * 4, 2) }),
-    yaxis: axis(opts.yTitle, plotH, { nticks: fitting(plotH, size * 2.5, 2) }),
+    xaxis: axis(opts.xTitle, plotW, { small: h < 150, nticks: fitting(plotW, size * 4, 2) }),
+    yaxis: axis(opts.yTitle, plotH, { small: w < 170, nticks: fitting(plotH, size * 2.5, 2) }),
     bargap: 0.02,
     shapes: [{ type: "line", x0: 0, x1: 0, y0: 0, y1: 1, yref: "paper", line: { color: MUTED, width: 2 } }],
   });
@@ -522,9 +541,9 @@ function drawLines(el, series, opts) {
   const plotW = Math.max(40, w - legendW - size * 5);
   const plotH = Math.max(30, h - size * 5 - 20);
   const layout = baseLayout(el, opts.title, {
-    xaxis: axis(opts.xTitle, plotW * 0.85, { type: opts.xType ?? "linear", zeroline: true,
+    xaxis: axis(opts.xTitle, plotW * 0.85, { small: h < 150, type: opts.xType ?? "linear", zeroline: true,
       nticks: fitting(plotW, size * 4.5, 2), ...logTicks(opts.xType, series.flatMap((t) => t.x)) }),
-    yaxis: axis(opts.yTitle, plotH, { type: opts.yType ?? "linear", range: opts.yRange,
+    yaxis: axis(opts.yTitle, plotH, { small: w < 170, type: opts.yType ?? "linear", range: opts.yRange,
       nticks: fitting(plotH, size * 2.5, 2), ...logTicks(opts.yType, series.flatMap((t) => t.y)) }),
     legend: { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top", font: { size: px(11) } },
   });

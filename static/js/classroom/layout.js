@@ -8,6 +8,7 @@ import { t } from "../i18n.js";
 const $ = (id) => document.getElementById(id);
 // Charts' fonts in "larger text": on top of the page's own 130 % (app.css), about 1.5 x.
 const BIG_FONT_SCALE = 1.15;
+const EMBED_FONT_SCALE = 0.85;
 
 function sections() {
   return [...document.querySelectorAll("main > section")];
@@ -65,9 +66,10 @@ export function initLayout(app, invalid) {
     }
     const signature = JSON.stringify([state.embed, state.lesson, state.big, state.hide, active]);
     if (signature !== previous) {
-      const scaleChanged = previous && JSON.parse(previous)[2] !== state.big;
+      const scaleChanged = previous && (JSON.parse(previous)[2] !== state.big || JSON.parse(previous)[0] !== state.embed);
       previous = signature;
-      setFontScale(state.big ? BIG_FONT_SCALE : 1);
+      // Embedded plots are small (a slide's frame): their text a little smaller too.
+      setFontScale((state.big ? BIG_FONT_SCALE : 1) * (state.embed ? EMBED_FONT_SCALE : 1));
       // Re-lay out once the new CSS sizes apply: fonts, margins and tick density change.
       requestAnimationFrame(() => (scaleChanged ? relayout() : resizePlots()));
     }
