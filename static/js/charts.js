@@ -301,7 +301,7 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   const showScale = opts.showScale ?? true;
   // A very small plot (an embed in a slide) has no room for axis titles: they stay in the
   // hover text; an axis that names a window of columns keeps its title.
-  const showYTitle = opts.showYTitle !== false && w >= 150;
+  const showYTitle = opts.showYTitle !== false && w >= 120;
   const yLabels = opts.yLabels;
   const yText = yLabels ? (opts.indexTicks ? yLabels.map((_, i) => String(i)) : shortLabels(yLabels, w * 0.35, size)) : null;
   const yLabelW = yText ? Math.max(...yText.map((s) => textWidth(s, size))) : textWidth(String(rows - 1), size);
