@@ -79,7 +79,7 @@ function axis(title, width, extra) {
   delete extra.small;
   const fitted = fitText(title ?? "", Math.max(40, width), px(12), 2);
   return {
-    title: { text: fitted.text, standoff: 4, ffnText: title ?? "" },
+    title: { text: fitted.text, standoff: 4, ffnText: title ?? "", font: { size: px(12) } },
     automargin: true,
     tickangle: 0,
     // x labels a little lower: the first never touches the y axis's bottom label
@@ -108,6 +108,8 @@ function logTicks(type, values) {
  */
 async function react(el, traces, layout) {
   await Plotly.react(el, traces, layout, CONFIG);
+  // automargin may lay the plot out once more after react resolves: check after a frame
+  await new Promise((resolve) => { requestAnimationFrame(resolve); });
   const box = el.getBoundingClientRect();
   const size = el._fullLayout?._size;
   if (!size) return el;
