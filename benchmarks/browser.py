@@ -1,11 +1,11 @@
 """Slider input -> plotly_afterplot in headless Chromium (Debian's, through Playwright).
 
 One sample: the page is idle and fully drawn; the script moves the `tokens` slider one
-step (T <-> T-1, so the forward and the perturbation answers both change), dispatches the
-slider's `input` event, and waits until both answers are rendered (body data-forward-seq and
-data-perturb-seq advance). The time is from the input event to the last `plotly_afterplot`
-event any chart fired; the network part (fetch start to response end of /api/forward, from
-Resource Timing) is reported next to it.
+step (T <-> T-1), dispatches the slider's `input` event, and waits until the forward answer
+is drawn (body data-forward-seq advances) and no view in sight waits for an answer (body
+data-busy is 0; views out of sight are not requested, static/js/live.js). The time is from
+the input event to the last `plotly_afterplot` event any chart fired; the network part
+(fetch start to response end of /api/forward, from Resource Timing) is reported next to it.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ async (value) => {
   performance.clearResourceTimings();
   const slider = document.getElementById('tokens');
   const done = new Promise((resolve) => {
-    const check = () => body.dataset.forwardSeq !== before[0]
-      && body.dataset.perturbSeq !== before[1];
+    // Only the views in sight are requested (static/js/live.js): done when the forward
+    // answer is drawn and no view waits (body data-busy counts the busy sections).
+    const check = () => body.dataset.forwardSeq !== before[0] && body.dataset.busy === '0';
     const observer = new MutationObserver(() => {
       if (check()) { observer.disconnect(); resolve(); }
     });
@@ -120,7 +121,7 @@ def measure_sliders(
             for name, (tokens, d_model, d_ff) in sizes.items():
                 page.goto(f"{base}/?d_model={d_model}&d_ff={d_ff}&tokens={tokens}")
                 page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
-                page.locator("body[data-forward-seq][data-perturb-seq]").wait_for(
+                page.locator("body[data-forward-seq][data-busy='0']").wait_for(
                     state="attached", timeout=60_000
                 )
                 floor = float(page.evaluate(_FLOOR_JS))

@@ -30,6 +30,12 @@ export class LatestOnly {
     this.last = null; // { url, text, data, ms } of the newest answer
   }
 
+  /** Abort the request in flight (its caller gets { stale: true }). */
+  abort() {
+    this.controller?.abort();
+    this.seq += 1;
+  }
+
   /** POST `body` as JSON; resolves to { data, ms } or { stale: true } for superseded calls. */
   async post(url, body) {
     this.controller?.abort();

@@ -379,6 +379,15 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   const layout = baseLayout(el, opts.title, { xaxis, yaxis, uirevision: `${rows}x${cols}` });
   const traces = [trace];
   if (opts.clip && opts.clip.cells?.length) traces.push(clipMarkers(opts.clip.cells, trace, win));
+  if (opts.marks) {
+    // e.g. the units dropout dropped in train mode: "×" on those cells of the window
+    const cells = [];
+    opts.marks.forEach((row, r) => row.forEach((m, c) => { if (m) cells.push([r, c]); }));
+    const marked = clipMarkers(cells, trace, win);
+    marked.name = opts.markName;
+    el.dataset.marks = String(marked.x.length);
+    traces.push(marked);
+  }
   return react(el, traces, layout);
 }
 

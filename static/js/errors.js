@@ -1,6 +1,6 @@
 // Errors shown in the page, from the catalogs: a sentence per known validation error type,
 // followed by the server's own detail (which names the field, the value and the limit).
-import { t } from "./i18n.js";
+import { sentences, t } from "./i18n.js";
 
 /** Pydantic error types the catalogs translate; others read "errors.type.other". */
 const TYPE_KEYS = {
@@ -16,6 +16,29 @@ const TYPE_KEYS = {
   literal_error: "errors.type.literal_error",
 };
 
+/**
+ * The server's detail in the page's language where the catalogs know it (the refusals a
+ * student meets: too many parameters, a value over its limit), and never with the names of
+ * the server's settings (max_params, ...).
+ */
+const KNOWN_DETAILS = [
+  [/^d_model=(\d+), d_ff=(\d+) \((\w+)\) needs ([\d,]+) parameters; the limit is ([\d,]+)/,
+    (m) => t("errors.detail.params", { d_model: m[1], d_ff: m[2], activation: m[3], params: m[4], limit: m[5] })],
+  [/^d_model=(\d+), d_ff=(\d+) needs ([\d,]+) parameters for the gated variants; the limit is ([\d,]+)/,
+    (m) => t("errors.detail.params_gated", { d_model: m[1], d_ff: m[2], params: m[3], limit: m[4] })],
+  [/^(\w+) = (\S+) is over the limit of (\S+)/,
+    (m) => t("errors.detail.over", { field: m[1], value: m[2], limit: m[3] })],
+];
+
+export function plain(text) {
+  const detail = String(text ?? "").replace(/\s*\(setting[s]? [\w, ]+\)/g, "");
+  for (const [pattern, say] of KNOWN_DETAILS) {
+    const m = pattern.exec(detail);
+    if (m) return say(m);
+  }
+  return detail;
+}
+
 function field(loc) {
   return (loc || []).filter((p) => p !== "body").join(".") || t("errors.whole_request");
 }
@@ -28,9 +51,9 @@ export function describeError(err) {
     const lines = items.map((e) => t("errors.item", {
       field: field(e.loc),
       sentence: t(TYPE_KEYS[e.type] ?? "errors.type.other"),
-      detail: e.msg,
+      detail: plain(e.msg),
     }));
-    return `${t("errors.refused")} ${lines.join(" ")}`;
+    return sentences(t("errors.refused"), ...lines);
   }
-  return t("errors.status", { status: err.status, detail: err.message });
+  return t("errors.status", { status: err.status, detail: plain(err.message) });
 }

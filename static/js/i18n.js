@@ -40,6 +40,20 @@ export function t(key, params = {}) {
   return template.replace(/\{(\w+)\}/g, (_, name) => (name in params ? String(params[name]) : `{${name}}`));
 }
 
+/** Full-width punctuation: a sentence after it follows without a space (Chinese). */
+const FULL_WIDTH_END = /[\u3000-\u303f\uff01-\uff0f\uff1a-\uff1f\u2026\u201d\u2019]$/;
+
+/** What goes between `text` and the next sentence: a space, or nothing after full-width. */
+export function separator(text) {
+  return FULL_WIDTH_END.test(text) ? "" : " ";
+}
+
+/** Sentences joined into one text: a space after Latin punctuation, none after full-width. */
+export function sentences(...parts) {
+  return parts.filter(Boolean).reduce((text, part) => (
+    !text ? part : `${text}${FULL_WIDTH_END.test(text) ? "" : " "}${part}`), "");
+}
+
 /** Fill every element that has data-i18n="key" (text), data-i18n-label (aria-label), data-i18n-title. */
 export function applyTranslations(root = document) {
   for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = t(el.dataset.i18n);

@@ -8,3 +8,19 @@ export function ladder(steps, max, value) {
   if (value !== undefined && !values.includes(value)) values.push(value);
   return values.sort((a, b) => a - b);
 }
+
+/** FFN parameters of a shape (app/model/ffn.py expected_shapes): 2 matrices, or 3 if gated. */
+export function ffnParams(dModel, dFf, gated, bias) {
+  const matrices = gated ? 3 : 2;
+  const biases = bias ? (gated ? 2 : 1) * dFf + dModel : 0;
+  return matrices * dModel * dFf + biases;
+}
+
+/**
+ * The ladder's steps that the server accepts with the other width fixed: params(step) must
+ * stay within `maxParams` (boot limits). `value` is kept even when over (it shows why the
+ * server refused a link), so the slider can still point at it.
+ */
+export function fitLadder(steps, max, value, fits) {
+  return ladder(steps.filter((s) => s <= max && fits(s)), max, value);
+}

@@ -9,10 +9,11 @@ import { initShare } from "./classroom/share.js";
 import { describeError } from "./errors.js";
 import { initExport } from "./export/index.js";
 import { applyTranslations, loadLanguage, pickLanguage, t } from "./i18n.js";
-import { D_FF_STEPS, D_MODEL_STEPS, ladder } from "./ladders.js";
+import { D_FF_STEPS, D_MODEL_STEPS, ffnParams, fitLadder } from "./ladders.js";
+import { liveView, setBusy, setForced, showRefused } from "./live.js";
 import { initLesson } from "./lesson/engine.js";
 import { STEPS } from "./lesson/steps.js";
-import { makeSchema, parseState, writeState } from "./state.js";
+import { HIDEABLE, makeSchema, parseState, writeState } from "./state.js";
 import { renderFlow, renderPerturb, renderReadout, renderSparsity } from "./views.js";
 import { windowFields } from "./windows.js";
 
@@ -23,14 +24,21 @@ const forwardRequester = new LatestOnly({ reuse: true });
 const perturbRequester = new LatestOnly({ reuse: true });
 /** Settings that change what the server computes; the others only change the view. */
 const COMPUTED = ["preset", "d_model", "d_ff", "activation", "tokens", "bias", "seed", "input_seed",
-  "position", "scale", "mode", "dropout", "source", "text", "layer"];
+  "position", "scale", "mode", "dropout", "source", "text", "layer", "x", "w", "dropout_seed"];
+/** The views drawn from /api/forward's answer (busy while it is pending). */
+const FORWARD_VIEWS = ["flow", "sparsity", "readout", "neuron"];
+/** Request fields (422 `loc`) -> the sidebar control that sets them. */
+const FIELD_CONTROL = { num_tokens: "tokens", tokens: "tokens", dropout: "dropout", input_seed: "input_seed" };
 
-const parsed = parseState(schema, window.location.search);
+const parsed = parseState(schema, window.location.search, window.location.hash);
 let state = parsed.state;
 let torchVersion = "";
-let running = null; // the update in progress (a promise), or null
-let pending = false; // controls changed while an update was in progress
+let forwardSeq = 0; // the newest forward request (older answers are never drawn)
+let lastChanged = null; // the control the user changed last (where a refusal is shown)
 let lastForward = null;
+let lastForwardBody = null;
+let lastPerturbBody = null;
+let forwardDone = Promise.resolve(); // the newest forward request (export waits for it)
 let lastPerturb = null;
 let lastError = null;
 let layout = null;
@@ -64,6 +72,7 @@ function requestBody() {
   if (state.mode === "train") {
     body.mode = "train";
     body.dropout = state.dropout;
+    if (state.dropout_seed) body.dropout_seed = state.dropout_seed;
   }
   if (state.d_model <= 8 && state.d_ff <= 8) body.include_weights = true; // drawn beside the flow
   Object.assign(body, windowFields()); // which columns of a big tensor to send (windows.js)
@@ -96,8 +105,13 @@ function setupSelects() {
 }
 
 function syncControls() {
-  const dModels = ladder(D_MODEL_STEPS, boot.limits.max_d_model, state.d_model);
-  const dFfs = ladder(D_FF_STEPS, boot.limits.max_d_ff, state.d_ff);
+  // The sliders offer only the widths the server accepts for this activation (gated: 3 matrices).
+  const gated = Boolean(boot.activations.find((a) => a.name === state.activation)?.gated);
+  const maxParams = boot.limits.max_params ?? Infinity;
+  const dModels = fitLadder(D_MODEL_STEPS, boot.limits.max_d_model, state.d_model,
+    (dm) => ffnParams(dm, state.d_ff, gated, state.bias) <= maxParams);
+  const dFfs = fitLadder(D_FF_STEPS, boot.limits.max_d_ff, state.d_ff,
+    (dff) => ffnParams(state.d_model, dff, gated, state.bias) <= maxParams);
   const dm = $("d_model");
   dm.max = String(dModels.length - 1);
   dm.value = String(dModels.indexOf(state.d_model));
@@ -171,8 +185,10 @@ function assignState(updates) {
 
 /** Apply `updates`; recompute when a computed setting changed or `force` (new own data). */
 async function change(updates, { force = false } = {}) {
-  const before = JSON.stringify(COMPUTED.map((k) => state[k]));
+  const before = COMPUTED.map((k) => state[k]);
   const { lang } = updates;
+  const changedControl = Object.keys(updates).find((k) => HIDEABLE.includes(k) && updates[k] !== state[k]);
+  if (changedControl) lastChanged = changedControl;
   assignState(updates);
   if (lang !== undefined && lang !== state.lang) {
     state.lang = lang;
@@ -181,8 +197,16 @@ async function change(updates, { force = false } = {}) {
   syncControls();
   writeState(schema, state);
   layout.apply(state);
-  await emit("state", { state });
-  if (force || JSON.stringify(COMPUTED.map((k) => state[k])) !== before) schedule();
+  setForced(forcedPanel());
+  const computing = force || COMPUTED.some((k, i) => state[k] !== before[i]);
+  await emit("state", { state, computing });
+  if (computing) run();
+}
+
+/** The panel shown whatever the scroll position: the lesson's or the embed's. */
+function forcedPanel() {
+  if (!state.lesson && !state.embed) return "";
+  return state.panel || (state.embed ? "flow" : "");
 }
 
 async function switchLanguage(lang) {
@@ -227,28 +251,53 @@ function setStatus(text, kind) {
   el.dataset.kind = kind;
 }
 
-/**
- * Start an update now, or, while one is in progress, once it is done: one request pair in
- * flight at a time, and the last state is always the one drawn. No debounce: a debounce
- * delays every answer by its length, even a single click.
- */
-function schedule() {
-  if (running) {
-    pending = true;
-    return;
-  }
-  running = run().finally(() => {
-    running = null;
-    if (pending) {
-      pending = false;
-      schedule();
-    }
-  });
+function sectionsOf(ids) {
+  return ids.map($).filter(Boolean);
 }
 
-function showError(err) {
-  lastError = err;
-  setStatus(describeError(err), "error");
+/** The sidebar control a refusal is about: the field the server names, else the last changed. */
+function controlOf(err) {
+  const fields = (Array.isArray(err?.detail?.detail) ? err.detail.detail : [])
+    .map((e) => (e.loc || []).filter((p) => p !== "body")[0]).filter(Boolean);
+  const named = fields.map((f) => FIELD_CONTROL[f] ?? f).find((f) => HIDEABLE.includes(f));
+  return named ?? lastChanged;
+}
+
+function clearControlError() {
+  for (const el of document.querySelectorAll(".field[data-refused]")) {
+    delete el.dataset.refused;
+    el.querySelector(".field-error")?.remove();
+  }
+}
+
+/** A refusal: in the status line, at the views it would have replaced, at its control. */
+function showError(err, sections) {
+  lastError = { err, sections };
+  const message = describeError(err);
+  setStatus(message, "error");
+  // Said once, at the first of the views it concerns; the others are dimmed.
+  sections.forEach((section, i) => showRefused(section, message, { box: i === 0 }));
+  clearControlError();
+  const control = err?.status ? controlOf(err) : null;
+  const field = control && document.querySelector(`.field[data-control="${control}"]`);
+  if (field) {
+    field.dataset.refused = "1";
+    const p = document.createElement("p");
+    p.className = "field-error";
+    p.setAttribute("role", "alert");
+    p.textContent = message;
+    field.append(p);
+  }
+  document.body.dataset.refused = control ?? "whole-request";
+}
+
+function clearError(sections) {
+  for (const section of sections) showRefused(section, null);
+  if (lastError && lastError.sections.every((s) => sections.includes(s))) {
+    lastError = null;
+    clearControlError();
+    delete document.body.dataset.refused;
+  }
 }
 
 /** The (disabled) controls show what really ran, e.g. the pretrained layer's shape and GELU. */
@@ -264,31 +313,75 @@ function showActualShape(config) {
   });
 }
 
-async function run() {
-  setStatus(t("status.loading"), "loading");
-  lastError = null;
+/**
+ * Recompute for the current state: /api/forward always (the flow, sparsity and readout, and
+ * the base of the other views), the other views only when seen (static/js/live.js). A newer
+ * call aborts the older requests (LatestOnly), so an old answer is never drawn.
+ */
+function run() {
   const body = requestBody();
-  const forward = forwardRequester.post("/api/forward", body).then(async (answer) => {
-    if (answer.stale) return;
+  const pBody = perturbBody();
+  emit("compute", { body, pBody, state });
+  perturbView.invalidate();
+  forwardDone = requestForward(body);
+  return forwardDone;
+}
+
+/** Wait until the answers for the current state are in (the perturbation fetched if unseen). */
+async function settle() {
+  let pending;
+  do {
+    pending = forwardDone;
+    await pending;
+  } while (pending !== forwardDone);
+  if (perturbView.dirty) await perturbView.refresh();
+}
+
+async function requestForward(body) {
+  const mine = ++forwardSeq;
+  const sections = sectionsOf(FORWARD_VIEWS);
+  setStatus(t("status.loading"), "loading");
+  for (const section of sections) setBusy(section, true);
+  try {
+    const answer = await forwardRequester.post("/api/forward", body);
+    if (answer.stale || mine !== forwardSeq) return;
+    clearError(sections);
     lastForward = answer.data;
+    lastForwardBody = body;
     const labels = { yLabels: tokenLabels(answer.data.tokens) };
+    // Plots, captions and readouts of one answer together: no mix of two configurations.
     await Promise.all([renderFlow(answer.data, labels), renderSparsity(answer.data, labels)]);
     renderReadout(answer.data);
     showActualShape(answer.data.config);
     await emit("forward", { data: answer.data, body, state });
-    setStatus(t("status.ready", { torch: torchVersion, ms: Math.round(answer.ms) }), "ready");
+    const ms = Math.round(answer.ms);
+    setStatus(torchVersion ? t("status.ready", { torch: torchVersion, ms }) : t("status.ready_short", { ms }), "ready");
     document.body.dataset.forwardSeq = String(forwardRequester.seq);
-  });
+  } catch (err) {
+    if (mine === forwardSeq) showError(err, sections);
+  } finally {
+    if (mine === forwardSeq) for (const section of sections) setBusy(section, false);
+  }
+}
+
+async function requestPerturb() {
   const pBody = perturbBody();
-  const perturb = perturbRequester.post("/api/perturb", pBody).then(async (answer) => {
+  const section = $("perturb");
+  try {
+    const answer = await perturbRequester.post("/api/perturb", pBody);
     if (answer.stale) return;
+    clearError([section]);
     lastPerturb = answer.data;
+    lastPerturbBody = pBody;
     await renderPerturb(answer.data, { yLabels: tokenLabels(answer.data.tokens) });
     await emit("perturb", { data: answer.data, body: pBody, state });
     document.body.dataset.perturbSeq = String(perturbRequester.seq);
-  });
-  await Promise.all([forward, perturb]).catch(showError);
+  } catch (err) {
+    showError(err, [section]);
+  }
 }
+
+const perturbView = liveView($("perturb"), requestPerturb);
 
 function rerender() {
   if (lastForward) {
@@ -297,7 +390,7 @@ function rerender() {
     renderReadout(lastForward);
   }
   if (lastPerturb) renderPerturb(lastPerturb, { yLabels: tokenLabels(lastPerturb.tokens) });
-  if (lastError) showError(lastError);
+  if (lastError) showError(lastError.err, lastError.sections);
 }
 
 // Panels change settings through the same path as the controls (e.g. the input source).
@@ -305,6 +398,8 @@ function rerender() {
 on("change", (updates) => change(updates, { force: true }));
 // A moved column window, a new text size or window size: draw the last answers again.
 on("redraw", () => rerender());
+// A panel's own setting (heads, norm, ...): recomputes only what depends on it.
+on("set", (updates) => change(updates));
 
 /** What the classroom modules may use: read the state, change it, read the last answers. */
 const app = {
@@ -315,22 +410,30 @@ const app = {
   change,
   requestBody,
   perturbBody,
-  last: () => ({ forward: lastForward, perturb: lastPerturb }),
+  last: () => ({ forward: lastForward, perturb: lastPerturb, forwardBody: lastForwardBody,
+    perturbBody: lastPerturbBody }),
+  settle,
   rerender,
 };
 
 async function start() {
   await loadLanguage(pickLanguage(state.lang), boot.i18n);
   setupSelects();
-  if (state.preset !== "custom" && !parsed.present.has("d_model")) {
+  const conflicts = [];
+  const fixedPreset = presetById(state.preset)?.weights;
+  if (state.preset !== "custom" && (fixedPreset || !parsed.present.has("d_model"))) {
     const { d_model, d_ff, activation, bias, tokens } = state;
     applyPreset(state.preset);
-    // Explicit URL values win over the preset's.
+    // Explicit URL values win over the preset's, except where a preset with fixed numbers
+    // (the tiny one) cannot run with them: those fall back, named in the notice.
     for (const [k, v] of Object.entries({ d_model, d_ff, activation, bias, tokens })) {
-      if (parsed.present.has(k)) state[k] = v;
+      if (!parsed.present.has(k)) continue;
+      const gatedOn = k === "activation" && boot.activations.find((a) => a.name === v)?.gated;
+      if (fixedPreset && v !== state[k] && (k !== "activation" || gatedOn)) conflicts.push({ name: k, raw: String(v) });
+      else state[k] = v;
     }
   }
-  layout = initLayout(app, parsed.invalid);
+  layout = initLayout(app, parsed.invalid, conflicts.length ? { preset: presetById(state.preset).name, list: conflicts } : null);
   // A lesson link opens on its step's settings; values given in the URL win.
   const lessonState = initLesson(app).startState();
   if (lessonState) {
@@ -345,7 +448,8 @@ async function start() {
   bindControls();
   applyTranslations();
   layout.apply(state);
-  await emit("state", { state });
+  setForced(forcedPanel());
+  await emit("state", { state, computing: true });
   getJson("/api/health").then((h) => { torchVersion = h.torch; }).catch(() => {});
   await run();
 }

@@ -1,7 +1,7 @@
 // Rendering of API answers into the page: chart calls plus text readouts.
 import { bars, binnedHistogram, heatmap, histogram, maxAbs, robustRange } from "./charts.js";
 import { count, magnitude, percent, signed } from "./format.js";
-import { t } from "./i18n.js";
+import { sentences, t } from "./i18n.js";
 import { columnsFor } from "./windows.js";
 
 const $ = (id) => document.getElementById(id);
@@ -44,6 +44,17 @@ function caption(el, key, data, columns, clip) {
 /** The window ("units" or "features") whose columns tensor `key` of the flow has. */
 const KIND = { input: "features", output: "features", pre_activation: "units", up: "units", hidden: "units" };
 
+/** Train mode: how many units dropout set to 0 (marked × on the hidden heatmap), else hidden. */
+function droppedNote(data) {
+  const el = $("flow-dropped");
+  if (!el) return;
+  el.hidden = !data.dropped;
+  if (!data.dropped) return;
+  const n = data.dropped.reduce((s, row) => s + row.filter(Boolean).length, 0);
+  el.textContent = t("flow.dropped_note", { n, p: data.config.dropout });
+  el.dataset.value = String(n);
+}
+
 /** The four (five, gated) heatmaps of the flow, left to right, with their shapes. */
 export function renderFlow(data, { yLabels } = {}) {
   const gated = data.config.gated;
@@ -69,6 +80,7 @@ export function renderFlow(data, { yLabels } = {}) {
   // percentile of |value| and mark the cells beyond, so one feature cannot blank the picture.
   const robust = Boolean(data.config.model);
   renderWeights(data);
+  droppedNote(data);
   return Promise.all(
     stages.map(([key, title, xTitle], i) => {
       const columns = columnsFor(KIND[key], data, key);
@@ -84,6 +96,8 @@ export function renderFlow(data, { yLabels } = {}) {
       return heatmap($(`plot-${key}`), data[key], {
         ...common, title, xTitle, filename: `ffn-${key}`, showScale: robust || !narrow,
         showYTitle: first, indexTicks: !first, columns, zmax: range?.zmax, clip,
+        // train mode: the units dropout dropped (after the activation, before W2), marked ×
+        marks: key === "hidden" && data.dropped ? data.dropped : undefined,
       });
     }),
   );
@@ -166,9 +180,9 @@ export function renderPerturb(data, { yLabels } = {}) {
     value: magnitude(data.max_abs_change_other_positions),
   });
   $("perturb-max-other").dataset.value = String(data.max_abs_change_other_positions);
-  $("perturb-changed").textContent =
-    t("perturb.changed", { positions: data.changed_positions.join(", ") || "—" }) +
-    (data.max_abs_change_other_positions === 0 ? ` ${t("perturb.exact")}` : "");
+  $("perturb-changed").textContent = sentences(
+    t("perturb.changed", { positions: data.changed_positions.join(", ") || "—" }),
+    data.max_abs_change_other_positions === 0 ? t("perturb.exact") : "");
   const list = $("delta-norms");
   list.replaceChildren(
     ...norms.map((value, position) => {

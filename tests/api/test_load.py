@@ -28,7 +28,7 @@ def server() -> Iterator[str]:
 def test_quick_load_has_no_unexpected_answers(server: str) -> None:
     report = asyncio.run(run_load(server, clients=10, duration=3.0))
     assert report.unexpected_total == 0, report.unexpected
-    assert report.latency_ms["S_forward"]["n"] >= 10
+    assert report.latency_ms["S_forward"]["n"] >= 1  # it ran (a count, not a speed: no timing)
     assert report.by_status.get("200", 0) > 0 and report.by_status.get("422", 0) > 0
     assert not [s for s in report.by_status if s.startswith("5")]
 

@@ -30,8 +30,9 @@ def fill(template: str, **params: Any) -> str:
 
 def wait_answers(page: Any, timeout: float = 30_000) -> None:
     """Like conftest's wait_rendered, for pages where the first plot may be hidden (embed)."""
-    page.locator("body[data-forward-seq][data-perturb-seq]").wait_for(
-        state="attached", timeout=timeout
+    page.locator("body[data-forward-seq]").wait_for(state="attached", timeout=timeout)
+    page.wait_for_function(
+        "() => !document.querySelector('section[aria-busy=\"true\"]')", timeout=timeout
     )
     page.locator(
         "main > section:visible .js-plotly-plot .main-svg, #readout:visible"

@@ -92,9 +92,32 @@ def page(browser, server_url):  # type: ignore[no-untyped-def]
 
 
 def wait_rendered(pg, forward_seq: int | None = None, timeout: float = 30_000) -> None:  # type: ignore[no-untyped-def]
-    """Wait until the page has drawn its plots (a forward and a perturb answer rendered)."""
+    """Wait until the page has drawn the forward answer and every view in sight is settled.
+
+    Views out of sight are not requested (static/js/live.js): a test that reads one scrolls
+    it into view first (`show(page, "#perturb")`).
+    """
     pg.locator(".js-plotly-plot").first.wait_for(timeout=timeout)
-    selector = "body[data-forward-seq][data-perturb-seq]"
+    selector = "body[data-forward-seq]"
     if forward_seq is not None:
-        selector = f'body[data-forward-seq="{forward_seq}"][data-perturb-seq]'
+        selector = f'body[data-forward-seq="{forward_seq}"]'
     pg.locator(selector).wait_for(state="attached", timeout=timeout)
+    settled(pg, timeout)
+
+
+def settled(pg, timeout: float = 30_000) -> None:  # type: ignore[no-untyped-def]
+    """Wait until no view of the page waits for an answer (no section is aria-busy)."""
+    pg.wait_for_function(
+        "() => !document.querySelector('section[aria-busy=\"true\"]')", timeout=timeout
+    )
+
+
+def show(pg, selector: str, timeout: float = 30_000) -> None:  # type: ignore[no-untyped-def]
+    """Scroll `selector` into view and wait until its view has been requested and drawn."""
+    pg.locator(selector).first.scroll_into_view_if_needed()
+    pg.wait_for_function(
+        """(sel) => { const s = document.querySelector(sel).closest('section');
+          return s && !s.dataset.stale && s.getAttribute('aria-busy') !== 'true'; }""",
+        arg=selector,
+        timeout=timeout,
+    )

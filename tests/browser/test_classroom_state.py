@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.browser.classroom import DOCS, catalog, wait_answers
+from tests.browser.classroom import DOCS, catalog, fill, wait_answers
 from tests.browser.conftest import wait_rendered
 
 pytestmark = pytest.mark.browser
@@ -106,7 +106,21 @@ def test_server_refusal_is_shown_from_the_catalog(page, server_url):  # type: ig
         messages = catalog(lang)
         assert text.startswith(messages["errors.refused"])
         assert messages["errors.type.value_error"] in text
-        assert "max_params" in text
+        # The detail in the page's language, without the server's setting names.
+        assert "max_params" not in text and "setting" not in text
+        assert (
+            fill(
+                messages["errors.detail.params"],
+                d_model=4096,
+                d_ff=16384,
+                activation="swiglu",
+                params="201,326,592",
+                limit="150,000,000",
+            )
+            in text
+        )
+        # and at the plots, where the eye is
+        assert page.locator("#flow .view-refused").inner_text() == text
 
 
 EMBED_SIZES = [(640, 360), (960, 540), (1280, 720), (1920, 1080)]

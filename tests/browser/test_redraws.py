@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser.conftest import wait_rendered
+from tests.browser.conftest import settled, show, wait_rendered
 
 pytestmark = pytest.mark.browser
 
@@ -28,34 +28,44 @@ def seqs(page) -> tuple[str, str]:  # type: ignore[no-untyped-def]
 def test_unchanged_and_offscreen_charts_are_not_redrawn(page, server_url):  # type: ignore[no-untyped-def]
     page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
     wait_rendered(page)
-    page.wait_for_timeout(200)
     page.evaluate(COUNT)
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
 
-    # The strength slider changes only the perturbation: the flow (same answer) is not redrawn.
-    _, perturb_seq = seqs(page)
-    scale = page.locator("#scale")
-    scale.focus()
-    page.keyboard.press("ArrowRight")
-    page.locator(f'body:not([data-perturb-seq="{perturb_seq}"])').wait_for(state="attached")
-    page.wait_for_timeout(200)
+    # The strength slider changes only the perturbation, which is out of sight: nothing is
+    # requested (the forward answer is the same) and the flow is not redrawn.
+    forward_seq, _ = seqs(page)
+    # (set by script: a key press would scroll the page to the slider, below the fold)
+    page.evaluate(
+        """() => { const s = document.getElementById('scale'); s.stepUp();
+          s.dispatchEvent(new Event('input', { bubbles: true })); }"""
+    )
+    page.locator(f'body:not([data-forward-seq="{forward_seq}"])').wait_for(state="attached")
+    settled(page)
     draws = page.evaluate("() => window.ffnDraws")
     assert draws.get("plot-hidden", 0) == 0
     assert draws.get("plot-input", 0) == 0
+    assert posts == []
+    show(page, "#perturb")  # scrolled into view: fetched and drawn then
+    page.locator("#plot-delta .main-svg").first.wait_for()
+    assert [u for u in posts if u.endswith("/api/perturb")]
 
     # The tokens slider changes everything: the visible flow is redrawn at once, the
-    # perturbation heatmap below the fold only when it scrolls into view.
+    # perturbation below the fold is requested and drawn only when it scrolls into view.
     page.evaluate("() => window.scrollTo(0, 0)")
     page.evaluate(COUNT)
+    posts.clear()
     tokens = page.locator("#tokens")
     tokens.focus()
     page.keyboard.press("ArrowLeft")
     page.locator('#plot-hidden[data-rows="5"]').wait_for(state="attached")
-    page.locator('#plot-delta[data-rows="5"]').wait_for(state="attached")
-    page.wait_for_timeout(300)
+    settled(page)
     draws = page.evaluate("() => window.ffnDraws")
     assert draws.get("plot-hidden", 0) >= 1
     assert draws.get("plot-delta", 0) == 0
-    page.locator("#plot-delta").scroll_into_view_if_needed()
+    assert not [u for u in posts if u.endswith("/api/perturb")]
+    show(page, "#perturb")
+    page.locator('#plot-delta[data-rows="5"]').wait_for(state="attached")
     page.wait_for_function("() => (window.ffnDraws['plot-delta'] || 0) >= 1", timeout=10_000)
     assert page.recorder.errors == []
 

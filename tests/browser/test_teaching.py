@@ -17,6 +17,8 @@ def value(page, selector: str) -> float:  # type: ignore[no-untyped-def]
 
 
 def wait_panel(page, panel: str, rendered: int = 1) -> None:  # type: ignore[no-untyped-def]
+    """Scroll the panel into view (only views in sight are computed) and wait for its answer."""
+    page.locator(f"#{panel}").scroll_into_view_if_needed()
     page.locator(f"#{panel}[data-rendered='{rendered}']").wait_for(state="attached", timeout=30_000)
 
 
@@ -65,12 +67,6 @@ def test_every_teaching_panel_shows_computed_numbers(page, server_url):  # type:
     page.locator("#conv-diff[data-value]").wait_for(state="attached")
     assert 0 <= value(page, "#conv-diff") < 1e-5
 
-    # 5. Dropout: train scales by 1/(1-p) exactly; eval is the identity.
-    assert value(page, "#dropout-scaling") == 0
-    assert value(page, "#dropout-eval") == 0
-    assert value(page, "#dropout-seed-diff") > 0
-    assert 0.05 < value(page, "#dropout-fraction") < 0.4
-
     # 6. Misconceptions.
     assert value(page, "#myth-layers") == 2
     assert value(page, "#myth-additivity") > 1e-3
@@ -78,6 +74,20 @@ def test_every_teaching_panel_shows_computed_numbers(page, server_url):  # type:
     assert page.locator("#myth-mixing-result").get_attribute("data-changed") == "1"
     params = page.locator("#myth-tokens-table tbody tr td:nth-child(2)")
     assert {params.nth(i).get_attribute("data-value") for i in range(params.count())} == {"2128"}
+
+    # 5. Dropout: the page opens in eval mode, so the panel shows eval only (the identity);
+    # the sidebar's Mode drives it (one truth): train scales by 1/(1-p) exactly.
+    assert page.locator("#dropout").get_attribute("data-mode") == "eval"
+    assert value(page, "#dropout-eval") == 0
+    assert page.locator("#dropout-fraction").is_hidden()
+    page.locator("#mode").select_option("train")
+    wait_panel(page, "dropout", 2)
+    assert page.locator("#dropout").get_attribute("data-mode") == "train"
+    assert page.locator('input[name="dropout-mode"][value="train"]').is_checked()
+    assert value(page, "#dropout-scaling") == 0
+    assert value(page, "#dropout-eval") == 0
+    assert value(page, "#dropout-seed-diff") > 0
+    assert 0.05 < value(page, "#dropout-fraction") < 0.4
 
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "teaching.png"), full_page=True)
@@ -104,11 +114,21 @@ def test_panel_controls_recompute(page, server_url):  # type: ignore[no-untyped-
     assert cells.nth(2).get_attribute("data-value") == "42"
     assert cells.nth(3).get_attribute("data-value") == str(3 * 16 * 42 + 2 * 42 + 16)
 
-    # Eval mode: max |difference| = 0 in the headline.
-    page.locator('input[name="dropout-mode"][value="eval"]').check()
+    # The panel's mode is the sidebar's Mode (one truth): train there sets it here, and back.
+    page.locator('input[name="dropout-mode"][value="train"]').check()
     wait_panel(page, "dropout", 2)
+    assert page.locator("#mode").input_value() == "train"
+    assert page.locator("#dropout").get_attribute("data-mode") == "train"
+    assert page.locator("#dropout-fraction").is_visible()
+    page.locator('input[name="dropout-mode"][value="eval"]').check()
+    wait_panel(page, "dropout", 3)
+    assert page.locator("#mode").input_value() == "eval"
     assert page.locator("#dropout").get_attribute("data-mode") == "eval"
     assert value(page, "#dropout-main") == 0
+    # In eval mode no training figures are listed.
+    for item in ("#dropout-fraction", "#dropout-scaling", "#dropout-seed-diff"):
+        assert page.locator(item).is_hidden()
+    assert page.locator("#plot-dropout-mask").is_hidden()
 
     # Two heads: attention still moves every row.
     page.locator("#attention-heads").select_option("2")
@@ -116,6 +136,7 @@ def test_panel_controls_recompute(page, server_url):  # type: ignore[no-untyped-
     assert value(page, "#attention-moved") == 6
 
     # The main controls drive the panels too: 8 tokens -> 8 rows moved by attention.
+    page.locator("#attention-vs-ffn").scroll_into_view_if_needed()
     tokens = page.locator("#tokens")
     tokens.focus()
     page.keyboard.press("ArrowRight")

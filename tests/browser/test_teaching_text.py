@@ -10,6 +10,8 @@ pytestmark = pytest.mark.browser
 
 
 def _wait(page, panel: str) -> None:  # type: ignore[no-untyped-def]
+    """Scroll the panel into view (views out of sight are not computed) and wait for it."""
+    page.locator(f"#{panel}").scroll_into_view_if_needed()
     page.locator(f"#{panel}[data-rendered]").wait_for(state="attached", timeout=30_000)
 
 

@@ -251,3 +251,34 @@ def test_the_literal_scan_catches_a_literal() -> None:
     collector = _Collector()
     collector.feed('<p>Hello</p><p data-i18n="x"></p><button aria-label="Close"></button>')
     assert collector.texts == ["Hello", "aria-label='Close'"]
+
+
+# ---- Chinese typography ----
+
+# Full-width punctuation carries its own spacing: a space after (or before) it is a stray.
+FULL_WIDTH_PUNCT = "，。：；！？、）》」』】"
+STRAY_SPACE = re.compile(rf"[{FULL_WIDTH_PUNCT}][ \u3000]|[ \u3000][{FULL_WIDTH_PUNCT}]")
+
+
+def stray_spaces(text: str) -> list[str]:
+    """The spots of `text` where a space touches full-width punctuation."""
+    return [text[max(0, m.start() - 4) : m.end() + 4] for m in STRAY_SPACE.finditer(text)]
+
+
+def test_no_stray_space_at_full_width_punctuation() -> None:
+    found = {k: stray_spaces(v) for k, v in merged("zh-CN").items() if stray_spaces(v)}
+    assert not found, f"zh-CN: a space next to full-width punctuation: {found}"
+
+
+def test_the_stray_space_check_catches_one() -> None:
+    assert stray_spaces("服务器拒绝了这个输入。 请求：太大") == ["这个输入。 请求：太"]
+    assert stray_spaces("参数 ，太多") and not stray_spaces("由 PyTorch 计算，用时 5 毫秒")
+
+
+def test_bit_for_bit_cannot_be_read_as_position_wise() -> None:
+    """逐位 next to 逐位置 ("position-wise") reads as the same word: say 比特 (bits)."""
+    en, zh = merged("en"), merged("zh-CN")
+    keys = [k for k, v in en.items() if "bit-for-bit" in v or "bit for bit" in v]
+    assert keys
+    for key in keys:
+        assert "比特" in zh[key] and "逐位" not in zh[key], (key, zh[key])

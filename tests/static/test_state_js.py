@@ -26,21 +26,33 @@ Promise.all([load(process.argv[1]), load(process.argv[2])]).then(([m, lesson]) =
   // The page builds the schema with the lesson's step count (static/js/main.js).
   const schema = m.makeSchema(input.boot, { steps: lesson.STEPS.length });
   const out = input.queries.map((q) => {
-    const parsed = m.parseState(schema, q);
+    const [search, hash] = Array.isArray(q) ? q : [q, ""];
+    const parsed = m.parseState(schema, search, hash);
+    const fragment = m.formatFragment(schema, parsed.state);
     return { state: parsed.state, invalid: parsed.invalid, present: [...parsed.present],
-             again: m.formatState(schema, parsed.state) };
+             again: m.formatState(schema, parsed.state), fragment: fragment.text,
+             tooLarge: fragment.tooLarge };
   });
+  if (input.encode) {
+    // own numbers -> fragment -> back (the page's "copy link" and opening it)
+    const state = m.parseState(schema, "", "").state;
+    Object.assign(state, input.encode);
+    const fragment = m.formatFragment(schema, state);
+    const back = m.parseState(schema, "", fragment.text);
+    out.push({ fragment: fragment.text, tooLarge: fragment.tooLarge, x: back.state.x,
+               w: back.state.w, invalid: back.invalid });
+  }
   process.stdout.write(JSON.stringify(out));
 });
 """
 
 
-def run_state(queries: list[str]) -> list[dict]:  # type: ignore[type-arg]
+def run_state(queries: list, encode: dict | None = None) -> list[dict]:  # type: ignore[type-arg]
     node = shutil.which("node")
     if node is None:
         pytest.skip("node is not installed")
     boot = {k: v for k, v in boot_data().items() if k != "i18n"}
-    payload = json.dumps({"boot": boot, "queries": queries})
+    payload = json.dumps({"boot": boot, "queries": queries, "encode": encode})
     result = subprocess.run(
         [node, "-e", SCRIPT, str(STATE_JS), str(STEPS_JS), payload],
         capture_output=True,
@@ -114,3 +126,47 @@ def test_step_accepts_every_lesson_step_and_no_more() -> None:
     assert last["invalid"] == [] and last["state"]["step"] == total
     assert beyond["invalid"] == [{"name": "step", "raw": str(total + 1)}]
     assert beyond["state"]["step"] == 1
+
+
+def test_panel_settings_and_the_neuron_round_trip() -> None:
+    query = "?heads=4&norm=pre&match=1&dropout_seed=7&unit=12"
+    [result] = run_state([query])
+    assert result["invalid"] == []
+    state = result["state"]
+    assert (state["heads"], state["norm"], state["match"]) == (4, "pre", True)
+    assert (state["dropout_seed"], state["unit"]) == (7, 12)
+    assert result["again"] == query
+    [default] = run_state([""])
+    assert default["state"]["unit"] == -1 and default["state"]["norm"] == "post"
+    [bad] = run_state(["?norm=middle&heads=0"])
+    assert {e["name"] for e in bad["invalid"]} == {"norm", "heads"}
+
+
+def test_own_vectors_and_typed_weights_round_trip_through_the_fragment() -> None:
+    x = [[0.1, -2.0, 3.5], [1e-3, 4.0, -0.7]]
+    w = {"w1": [[0.3, 0.2]], "b1": [1.0, -2.5], "w2": [[1.0], [0.25]], "b2": [0.5]}
+    [result] = run_state([], encode={"x": x, "w": w})
+    assert (
+        result["fragment"].startswith("#x=2x3.")
+        and "&w=w1:1x2,b1:2,w2:2x1,b2:1." in result["fragment"]
+    )
+    assert result["invalid"] == []
+    assert result["x"] == x  # float32 in the link, the shortest decimals back
+    assert result["w"] == w
+    assert len(result["fragment"]) < 120  # compact: 4 bytes a number, base64
+    # and the page reads the fragment of a link it is opened with
+    [opened] = run_state([["?source=own", result["fragment"]]])
+    assert opened["state"]["x"] == x and opened["state"]["w"] == w
+    assert opened["again"] == "?source=own" and opened["fragment"] == result["fragment"]
+
+
+def test_a_bad_fragment_falls_back_and_is_reported() -> None:
+    [result] = run_state([["", "#x=2x3.AAAA&w=nonsense"]])
+    assert result["state"]["x"] is None and result["state"]["w"] is None
+    assert {e["name"] for e in result["invalid"]} == {"x", "w"}
+
+
+def test_numbers_too_large_for_a_link_are_left_out_and_named() -> None:
+    x = [[float(i + j) for j in range(512)] for i in range(16)]  # 8192 floats: ~44 k chars
+    [result] = run_state([], encode={"x": x})
+    assert result["fragment"] == "" and result["tooLarge"] == ["x"]

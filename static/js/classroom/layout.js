@@ -3,7 +3,7 @@
 /* global Plotly */
 import { emit, on } from "../bus.js";
 import { setFontScale } from "../charts.js";
-import { t } from "../i18n.js";
+import { sentences, t } from "../i18n.js";
 
 const $ = (id) => document.getElementById(id);
 // Charts' fonts in "larger text": on top of the page's own 130 % (app.css), about 1.5 x.
@@ -27,22 +27,25 @@ function relayout() {
   emit("redraw", { reason: "layout" });
 }
 
-function noticeText(invalid) {
-  const list = invalid.map(({ name, raw }) => `${name}=${raw}`).join(", ");
-  return t("notice.invalid", { list });
+function noticeText(invalid, conflicts) {
+  const join = (items) => items.map(({ name, raw }) => `${name}=${raw}`).join(", ");
+  const parts = [];
+  if (invalid.length) parts.push(t("notice.invalid", { list: join(invalid) }));
+  if (conflicts) parts.push(t("notice.conflict", { preset: conflicts.preset, list: join(conflicts.list) }));
+  return sentences(...parts);
 }
 
 /**
  * Set up the notice for refused URL values and return { apply(state) } that puts the page
  * into the state's mode. A new font scale or window size emits "redraw" (charts drawn again).
  */
-export function initLayout(app, invalid) {
+export function initLayout(app, invalid, conflicts = null) {
   const notice = $("notice");
-  if (invalid.length) {
+  if (invalid.length || conflicts) {
     notice.hidden = false;
-    notice.dataset.invalid = invalid.map((e) => e.name).join(",");
-    $("notice-text").textContent = noticeText(invalid);
-    on("language", () => { $("notice-text").textContent = noticeText(invalid); });
+    notice.dataset.invalid = [...invalid, ...(conflicts?.list ?? [])].map((e) => e.name).join(",");
+    $("notice-text").textContent = noticeText(invalid, conflicts);
+    on("language", () => { $("notice-text").textContent = noticeText(invalid, conflicts); });
   }
   $("notice-close").addEventListener("click", () => { notice.hidden = true; });
 

@@ -1,7 +1,7 @@
 // "Copy link" and "copy embed code": the current state as a URL or an <iframe> snippet,
 // shown in a dialog (selected, so Ctrl+C works where the clipboard API is refused).
 import { currentLanguage, t } from "../i18n.js";
-import { stateUrl } from "../state.js";
+import { formatFragment, MAX_FRAGMENT_CHARS, stateUrl } from "../state.js";
 
 const $ = (id) => document.getElementById(id);
 /** A 16:9 frame; the embedded page fits any 16:9 size from 640x360 to 1920x1080. */
@@ -66,12 +66,25 @@ export function downloadBlob(blob, name) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** A sentence when own numbers are too large for a link (they are left out of it), else null. */
+function tooLargeHint(app) {
+  const { tooLarge } = formatFragment(app.schema, app.state);
+  if (!tooLarge.length) return null;
+  const what = tooLarge.map((name) => t(`share.own_${name}`)).join(t("share.list_sep"));
+  return t("share.too_large", { what, max: MAX_FRAGMENT_CHARS.toLocaleString() });
+}
+
 export function initShare(app) {
-  $("copy-link").addEventListener("click", () => showText({
+  $("copy-link").addEventListener("click", async () => {
     // The language shown now is part of the view, so the link carries it.
-    title: t("share.link_title"), text: stateUrl(app.schema, app.state, { lang: currentLanguage() }),
-    copy: true,
-  }));
+    const hint = tooLargeHint(app);
+    await showText({
+      title: t("share.link_title"), text: stateUrl(app.schema, app.state, { lang: currentLanguage() }),
+      copy: true,
+    });
+    $("share-dialog").dataset.tooLarge = hint ? "1" : "";
+    if (hint) $("share-hint").textContent = hint; // said even when the copy worked
+  });
   $("copy-embed").addEventListener("click", () => showText({
     title: t("share.embed_heading"), text: embedSnippet(app.schema, app.state), copy: true,
     hint: t("share.embed_hint"),

@@ -41,6 +41,12 @@ function codeAvailable(app) {
   return !pretrained;
 }
 
+/** The last answers, once they are for the current state (a pending request is waited for). */
+async function current(app) {
+  await app.settle();
+  return app.last();
+}
+
 function plotTitle(el) {
   return el.layout?.title?.text || el.id;
 }
@@ -116,14 +122,18 @@ export function initExport(app) {
   addPlotTools(app);
   const close = () => { $("export-menu").open = false; };
   on("forward", () => codeAvailable(app));
-  $("export-json").addEventListener("click", () => {
-    const text = runJson(app, app.requestBody(), stateUrl(app.schema, app.state));
+  $("export-json").addEventListener("click", async () => {
+    close();
+    // Wait for the answers of the current state (a view out of sight is fetched now).
+    const last = await current(app);
+    const text = runJson({ state: app.state, last: () => last }, last.forwardBody ?? app.requestBody(),
+      stateUrl(app.schema, app.state));
     downloadText(text, `${runName(app)}.json`, "application/json");
-    close();
   });
-  $("export-csv").addEventListener("click", () => {
-    downloadText(runCsv(app.last()), `${runName(app)}.csv`, "text/csv");
+  $("export-csv").addEventListener("click", async () => {
     close();
+    const last = await current(app);
+    downloadText(runCsv(last), `${runName(app)}.csv`, "text/csv");
   });
   $("export-code").addEventListener("click", () => {
     if (!codeAvailable(app)) return;
@@ -133,7 +143,7 @@ export function initExport(app) {
     close();
     showText({
       title: t("export.code_title"), text: code, hint: t("export.code_hint"),
-      download: { name: `${baseName(app.state, body).replaceAll("-", "_")}.py`, type: "text/x-python" },
+      download: { name: `${runName(app).replaceAll("-", "_")}.py`, type: "text/x-python" },
     });
   });
   $("export-snapshot").addEventListener("click", () => { close(); snapshot(app); });

@@ -1,14 +1,23 @@
 // The presenter: walks through STEPS (lesson/steps.js), setting the controls, highlighting
 // what to look at and showing one sentence. Keys: ←/→ (and PageUp/PageDown of a clicker)
 // step, `f` larger fonts for the back row, Esc leaves. The step lives in the URL (`step=N`).
-// A step's `panelState` goes out as the bus event "panel-state" when the step is shown.
-import { emit, on } from "../bus.js";
+// The keys work wherever the focus is (a slider, a menu): they are read at the document in
+// the capture phase while the lesson runs, and a step change releases the focus. Without
+// the lesson, sliders keep their arrow keys. Text fields keep their keys.
+import { on } from "../bus.js";
 import { t } from "../i18n.js";
 import { LESSON_BASE } from "./steps.js";
 
 const $ = (id) => document.getElementById(id);
 const HIGHLIGHT = "lesson-highlight";
-const TYPING = new Set(["INPUT", "SELECT", "TEXTAREA"]);
+/** Inputs where keys type text: they keep every key (but a clicker's PageUp/PageDown). */
+const TEXT_TYPES = new Set(["text", "number", "search", "email", "url", "tel", "password"]);
+
+function typing(el) {
+  if (!el) return false;
+  if (el.tagName === "TEXTAREA" || el.isContentEditable) return true;
+  return el.tagName === "INPUT" && TEXT_TYPES.has(el.type);
+}
 
 /** Wire the lesson card and keys; returns { startState() } for a lesson link being opened. */
 export function initLesson(app) {
@@ -62,16 +71,48 @@ export function initLesson(app) {
       shownStep = state.step;
       clearHighlights();
       const targets = targetsOf(step);
+      shownTargets = targets;
       for (const el of targets) el.classList.add(HIGHLIGHT);
-      // The card covers the bottom of the screen: bring what to look at to the top.
-      targets.find((el) => el.offsetParent !== null)?.scrollIntoView({ block: "start" });
-      // A teaching panel's own controls (e.g. the block's post-norm), set by the step.
-      if (step.panelState) emit("panel-state", step.panelState);
+      pinned = true;
+      showTarget();
     }
+  }
+
+  // Views above the target may grow or shrink when their answers arrive (and the plots
+  // re-lay out for larger text): keep the target in place until the user scrolls.
+  let pinned = false;
+  let shownTargets = [];
+  const unpin = () => { pinned = false; };
+  for (const type of ["wheel", "touchmove", "mousedown"]) window.addEventListener(type, unpin, { passive: true });
+  if (typeof ResizeObserver === "function") {
+    new ResizeObserver(() => { if (pinned && app.state.lesson) showTarget(); }).observe(document.querySelector("main") ?? document.body);
+  }
+
+  /** The card covers the bottom of the screen: bring what to look at to the top, above it. */
+  function showTarget() {
+    const el = shownTargets.find((e) => e.offsetParent !== null); // the step's first target
+    if (!el) return;
+    el.scrollIntoView({ block: "start" });
+    const cardTop = card.hidden ? window.innerHeight : card.getBoundingClientRect().top;
+    const box = el.getBoundingClientRect();
+    // Taller than the room above the card: its top stays at the top; else keep it clear.
+    if (box.bottom > cardTop && box.height < cardTop) window.scrollBy(0, box.bottom - cardTop + 8);
+  }
+
+  /** Larger text re-lays out every plot; the highlighted view stays in view above the card. */
+  async function toggleBig() {
+    pinned = true;
+    await app.change({ big: !app.state.big });
+    await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
+    showTarget();
+    document.body.dataset.lessonBig = String(app.state.big);
   }
 
   function go(n) {
     const step = Math.min(Math.max(n, 1), steps.length);
+    // A slider or menu that kept the focus would take the next arrow key: release it.
+    const focused = document.activeElement;
+    if (focused && focused !== document.body && card.contains(focused) === false) focused.blur();
     return app.change({ ...stepState(step), lesson: true, step });
   }
 
@@ -87,19 +128,22 @@ export function initLesson(app) {
   $("lesson-prev").addEventListener("click", () => go(app.state.step - 1));
   $("lesson-next").addEventListener("click", next);
   $("lesson-exit").addEventListener("click", exit);
-  $("lesson-big").addEventListener("click", () => app.change({ big: !app.state.big }));
+  $("lesson-big").addEventListener("click", toggleBig);
 
   document.addEventListener("keydown", (e) => {
-    if (!app.state.lesson || e.altKey || e.ctrlKey || e.metaKey || e.defaultPrevented) return;
+    if (!app.state.lesson || e.altKey || e.ctrlKey || e.metaKey) return;
     if (document.querySelector("dialog[open]")) return;
-    if (TYPING.has(e.target.tagName)) return; // sliders and selects keep their arrow keys
+    const clicker = e.key === "PageDown" || e.key === "PageUp";
+    if (typing(e.target) && !clicker) return; // a text field keeps its keys
     if (e.key === "ArrowRight" || e.key === "PageDown") next();
     else if (e.key === "ArrowLeft" || e.key === "PageUp") go(app.state.step - 1);
-    else if (e.key === "f" || e.key === "F") app.change({ big: !app.state.big });
+    else if (e.key === "f" || e.key === "F") toggleBig();
     else if (e.key === "Escape") exit();
     else return;
+    // Taken before the slider or menu sees it (capture phase): it must not move as well.
     e.preventDefault();
-  });
+    e.stopPropagation();
+  }, { capture: true });
   on("state", render);
   on("language", render);
 

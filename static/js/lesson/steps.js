@@ -5,8 +5,6 @@
 //   panel      the view to open: a list of alternatives, the first one the page has wins
 //   highlight  what to look at: CSS selectors, or a list of alternatives (first found wins);
 //              the first highlighted element is scrolled into view
-//   panelState optional {id, values}: sent as the bus event "panel-state" when the step is
-//              shown, to set a teaching panel's own controls (its setValues, panels/*.js)
 //   title/text catalog keys (static/i18n/<lang>/lesson.json)
 // The steps on the teaching panels (attention-vs-ffn, budget, dropout, block, variants,
 // misconceptions) name a core panel as the alternative and highlight lists with fallbacks,
@@ -16,6 +14,7 @@
 export const LESSON_BASE = {
   preset: "custom", d_model: 16, d_ff: 64, activation: "relu", tokens: 6, bias: true, seed: 0,
   input_seed: 0, position: 0, scale: 1, mode: "eval", dropout: 0.1, panel: "",
+  heads: 1, norm: "post", match: false, dropout_seed: 0, unit: -1,
 };
 
 export const STEPS = [
@@ -30,7 +29,6 @@ export const STEPS = [
   { id: "position", state: { position: 2, scale: 2 }, panel: ["perturb"],
     highlight: ["#perturb"], title: "lesson.position.title", text: "lesson.position.text" },
   { id: "attention", state: { position: 2, scale: 2 }, panel: ["attention-vs-ffn", "perturb"],
-    panelState: { id: "attention-vs-ffn", values: { num_heads: 1 } },
     highlight: [["#attention-moved", "#perturb"], "#ffn-moved", "#plot-attention-norms", "#plot-ffn-norms"],
     title: "lesson.attention.title", text: "lesson.attention.text" },
   { id: "shared", state: { tokens: 12 }, panel: ["readout"],
@@ -38,19 +36,16 @@ export const STEPS = [
   { id: "budget", state: { d_model: 512, d_ff: 2048, tokens: 12 }, panel: ["budget", "readout"],
     highlight: [["#budget-table", "#readout"], "#plot-budget-flops", "#conv-diff"],
     title: "lesson.budget.title", text: "lesson.budget.text" },
-  { id: "dropout", state: { mode: "train", dropout: 0.1 }, panel: ["dropout", "flow"],
-    panelState: { id: "dropout", values: { mode: "train", p: 0.1, seed: 0 } },
+  { id: "dropout", state: { mode: "train", dropout: 0.1, dropout_seed: 0 }, panel: ["dropout", "flow"],
     highlight: [["#dropout", "#plot-output"], "[data-control='mode']"],
     title: "lesson.dropout.title", text: "lesson.dropout.text" },
-  { id: "residual", state: {}, panel: ["block", "flow"],
-    panelState: { id: "block", values: { norm: "post" } },
+  { id: "residual", state: { norm: "post" }, panel: ["block", "flow"],
     highlight: [["#block", "#plot-output"], ".formula"], title: "lesson.residual.title", text: "lesson.residual.text" },
   { id: "gelu", state: { activation: "gelu" }, panel: ["sparsity"],
     highlight: ["#sparsity"], title: "lesson.gelu.title", text: "lesson.gelu.text" },
   { id: "swiglu", state: { activation: "swiglu" }, panel: ["flow"],
     highlight: ["#flow .flow", "[data-control='activation']"], title: "lesson.swiglu.title", text: "lesson.swiglu.text" },
-  { id: "variants", state: { d_model: 512, d_ff: 2048 }, panel: ["variants", "sparsity"],
-    panelState: { id: "variants", values: { match_params: true } },
+  { id: "variants", state: { d_model: 512, d_ff: 2048, match: true }, panel: ["variants", "sparsity"],
     highlight: [["#variants-table", "#sparsity"], "#variants-llama", "#plot-variant-sparsity"],
     title: "lesson.variants.title", text: "lesson.variants.text" },
   { id: "misconceptions", state: { position: 2, scale: 2 }, panel: ["misconceptions", "perturb"],

@@ -1,16 +1,21 @@
 // Attention vs FFN under the same nudge of token i: attention moves every row, the FFN one.
 import { bars, heatmap, SEQUENTIAL } from "../charts.js";
 import { count, magnitude } from "../format.js";
-import { t } from "../i18n.js";
+import { emit } from "../bus.js";
+import { separator, t } from "../i18n.js";
 import { panel, positions, readout } from "./teaching-common.js";
 
 const $ = (id) => document.getElementById(id);
 const heads = $("attention-heads");
-let numHeads = 1;
 
-function headOptions(dModel) {
-  const options = [1, 2, 4, 8].filter((h) => dModel % h === 0);
-  if (!options.includes(numHeads)) numHeads = 1;
+/** The head counts that divide d_model; the state's `heads` when it is one of them, else 1. */
+function headsFor(state) {
+  const options = [1, 2, 4, 8].filter((h) => state.d_model % h === 0);
+  return { options, heads: options.includes(state.heads) ? state.heads : 1 };
+}
+
+function headOptions(state) {
+  const { options, heads: numHeads } = headsFor(state);
   const current = [...heads.options].map((o) => Number(o.value)).join(",");
   if (current !== options.join(",")) {
     heads.replaceChildren(...options.map((h) => new Option(String(h), String(h))));
@@ -34,7 +39,9 @@ async function render(data) {
   const T = data.config.num_tokens;
   const a = data.attention;
   const f = data.ffn;
-  readout($("attention-moved"), t("attention.moved", { n: count(a.moved_count), T: count(T) }), a.moved_count);
+  const moved = t("attention.moved", { n: count(a.moved_count), T: count(T) });
+  readout($("attention-moved"), moved, a.moved_count);
+  $("attention-moved-sep").textContent = separator(moved); // none after "；"
   readout($("ffn-moved"), t("attention.ffn_moved", { n: count(f.moved_count), T: count(T) }), f.moved_count);
   $("attention-weights-note").textContent = t("attention.weights_note", {
     heads: count(data.num_heads),
@@ -73,21 +80,14 @@ async function render(data) {
   await Promise.all(plots);
 }
 
-const runner = panel({
+panel({
   id: "attention-vs-ffn",
   url: "/api/attention-vs-ffn",
   event: "perturb",
-  body(base, state) {
-    headOptions(state.d_model);
-    return { ...base, num_heads: numHeads };
-  },
+  keys: ["heads"],
+  body: (base, state) => ({ ...base, num_heads: headsFor(state).heads }),
   render,
-  setValues(values) {
-    if (values.num_heads) numHeads = Number(values.num_heads);
-  },
+  sync: headOptions,
 });
 
-heads.addEventListener("change", () => {
-  numHeads = Number(heads.value);
-  runner.refresh();
-});
+heads.addEventListener("change", () => emit("set", { heads: Number(heads.value) }));

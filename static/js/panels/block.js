@@ -1,12 +1,12 @@
 // The FFN in its block: post-norm LayerNorm(x + FFN(x)) or pre-norm x + FFN(LayerNorm(x)).
 import { heatmap } from "../charts.js";
 import { magnitude, signed } from "../format.js";
+import { emit } from "../bus.js";
 import { t } from "../i18n.js";
 import { columnsFor } from "../windows.js";
 import { panel, positions, readout } from "./teaching-common.js";
 
 const $ = (id) => document.getElementById(id);
-let norm = "post";
 
 const ARROWS = {
   post: ["block.arrow_ffn", "block.arrow_add", "block.arrow_ln"],
@@ -65,23 +65,18 @@ async function render(data) {
   await Promise.all(plots);
 }
 
-const runner = panel({
+panel({
   id: "block",
   url: "/api/block",
   event: "forward",
-  body: (base) => ({ ...base, norm }),
+  keys: ["norm"],
+  body: (base, state) => ({ ...base, norm: state.norm }),
   render,
-  setValues(values) {
-    if (values.norm === "post" || values.norm === "pre") {
-      norm = values.norm;
-      document.querySelector(`input[name="block-norm"][value="${norm}"]`).checked = true;
-    }
+  sync(state) {
+    document.querySelector(`input[name="block-norm"][value="${state.norm}"]`).checked = true;
   },
 });
 
 for (const input of document.querySelectorAll('input[name="block-norm"]')) {
-  input.addEventListener("change", (e) => {
-    norm = e.target.value;
-    runner.refresh();
-  });
+  input.addEventListener("change", (e) => emit("set", { norm: e.target.value }));
 }

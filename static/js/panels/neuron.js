@@ -2,7 +2,7 @@
 // activation on every token; for the pretrained model also its top tokens over the bundled
 // corpus and the vocabulary tokens nearest its value vector (Geva et al. 2021, approximate).
 import { LatestOnly } from "../api.js";
-import { on } from "../bus.js";
+import { emit, on } from "../bus.js";
 import { bars } from "../charts.js";
 import { signed } from "../format.js";
 import { t } from "../i18n.js";
@@ -61,7 +61,7 @@ async function select(next) {
   unit = next;
   details = null;
   render();
-  if (!forward?.tokens) return;
+  if (unit === null || !forward?.tokens) return;
   try {
     const answer = await requester.post("/api/neuron", { model: "minilm-l6", layer: forward.config.layer, unit, top_k: 10 });
     if (answer.stale) return;
@@ -83,7 +83,7 @@ on("forward", ({ data, state: st }) => {
       const point = event.points?.[0];
       // Binned or summarised heatmaps carry the real unit index in customdata or a label.
       const unit = Number.isInteger(point?.customdata) ? point.customdata : Number(point?.x);
-      if (Number.isInteger(unit)) select(unit);
+      if (Number.isInteger(unit)) emit("set", { unit }); // in the state, so in the link
     });
     plot.dataset.neuronBound = "1";
   }
@@ -91,3 +91,7 @@ on("forward", ({ data, state: st }) => {
   return render();
 });
 on("language", () => render());
+on("state", ({ state: st }) => {
+  const wanted = st.unit >= 0 ? st.unit : null;
+  if (wanted !== unit) select(wanted);
+});

@@ -12,12 +12,12 @@ const boot = JSON.parse(document.getElementById("boot").textContent);
 const LOCKED = { text: ["preset", "d_model", "d_ff", "tokens", "activation", "bias", "seed", "input_seed"], own: ["d_model", "tokens"] };
 const tokenizer = new LatestOnly();
 let state = null;
-let own = null; // { tokens: [[...]] } once applied
+let own = null; // { tokens: [[...]] } once applied: the state's `x` (in the link's fragment)
 let textTimer = null;
 
 registerSource("own", (body, st) => {
-  if (!own) return body; // until data is applied, random tokens as before
-  const out = { ...body, tokens: own.tokens };
+  if (!st.x) return body; // until data is applied, random tokens as before
+  const out = { ...body, tokens: st.x };
   delete out.num_tokens;
   delete out.input_seed;
   const weights = $("own-weights").checked ? gridWeights(st, boot) : null;
@@ -62,7 +62,7 @@ function applyMatrix(matrix) {
   $("own-error").textContent = "";
   $("own-status").textContent = t("own.using", { rows, cols });
   $("own-status").dataset.rows = String(rows);
-  emit("change", { source: "own", preset: "custom", d_model: cols, tokens: rows, position: Math.min(state?.position ?? 0, rows - 1) });
+  emit("change", { source: "own", preset: "custom", d_model: cols, tokens: rows, x: matrix, position: Math.min(state?.position ?? 0, rows - 1) });
 }
 
 function applyText() {
@@ -152,14 +152,31 @@ function bind() {
   }
   $("own-apply").addEventListener("click", applyText);
   $("own-file").addEventListener("change", (e) => { if (e.target.files[0]) applyFile(e.target.files[0]); e.target.value = ""; });
-  $("own-weights").addEventListener("change", () => { resetGrid(state, boot); emit("change", {}); });
+  $("own-weights").addEventListener("change", () => {
+    resetGrid(state, boot);
+    if (!$("own-weights").checked) emit("change", { w: null });
+  });
   $("text-input").addEventListener("input", textChanged);
   $("layer").addEventListener("change", (e) => emit("change", { layer: Number(e.target.value) }));
-  bindGrid(() => emit("change", {}));
+  bindGrid((values) => emit("change", { w: values }));
+}
+
+/** Own numbers from a link (the fragment's x and w): shown as if pasted and typed. */
+function adoptLinked(st) {
+  if (st.x && own?.tokens !== st.x) {
+    own = { tokens: st.x };
+    if (!$("own-data").value.trim()) $("own-data").value = st.x.map((row) => row.join(", ")).join("\n");
+    $("own-status").textContent = t("own.using", { rows: st.x.length, cols: st.x[0].length });
+    $("own-status").dataset.rows = String(st.x.length);
+  } else if (!st.x) {
+    own = null;
+  }
+  if (st.w && !$("own-weights").checked) $("own-weights").checked = true;
 }
 
 on("state", ({ state: st }) => {
   state = st;
+  adoptLinked(st);
   showSource(st);
   resetGrid(st, boot);
 });

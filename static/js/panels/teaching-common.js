@@ -1,58 +1,79 @@
-// Shared plumbing of the teaching panels: one LatestOnly requester per panel, an error
-// line, a data-rendered counter for tests, re-rendering on language change, and
-// "panel-state" events (e.g. from lesson mode) that set a panel's own controls.
+// Shared plumbing of the teaching panels: one LatestOnly requester per panel, requested only
+// when the panel is seen (static/js/live.js), busy while pending, a refusal shown at the
+// panel, a data-rendered counter for tests, re-rendering on language change. A panel's own
+// settings (heads, norm, ...) live in the page state (static/js/state.js, so in the URL).
 import { LatestOnly } from "../api.js";
 import { on } from "../bus.js";
+import { describeError } from "../errors.js";
 import { t } from "../i18n.js";
+import { liveView, setStale, showRefused } from "../live.js";
 
 /**
  * Wire a panel. spec: {
  *   id: section element id,
  *   url: API endpoint,
- *   event: "forward" | "perturb" (which bus event supplies the base body),
+ *   event: "forward" | "perturb" (which request body is the base),
+ *   keys: state names the request depends on beyond the base body (e.g. ["norm"]),
  *   body(base, state): the request body,
  *   render(data, state): draw (may return a promise),
- *   setValues(values): apply lesson/panel state to the panel's own controls (optional)
+ *   sync(state): show the state in the panel's own controls (optional)
  * }
- * Returns { refresh } to re-request after a panel control changed.
+ * Returns { refresh } to re-request now.
  */
 export function panel(spec) {
   const requester = new LatestOnly();
   const section = document.getElementById(spec.id);
   const error = section.querySelector(".panel-error");
+  const keys = spec.keys || [];
   let base = null;
   let state = null;
   let last = null;
   let rendered = 0;
+  let requestedKeys = "";
+  const keyText = (s) => JSON.stringify(keys.map((k) => s[k]));
 
-  async function refresh() {
+  async function request() {
     if (!base) return;
+    requestedKeys = keyText(state);
     try {
       const answer = await requester.post(spec.url, spec.body(base, state));
       if (answer.stale) return;
       last = answer.data;
       if (error) error.textContent = "";
+      showRefused(section, null);
+      delete section.dataset.error;
       await spec.render(last, state);
       rendered += 1;
       section.dataset.rendered = String(rendered);
     } catch (err) {
-      if (error) error.textContent = t("teaching.error", { message: err.message });
+      showRefused(section, describeError(err));
       section.dataset.error = err.message;
     }
   }
+  const view = liveView(section, request);
 
-  on(spec.event, ({ body, state: s }) => {
-    if (body.model) {
+  on("compute", ({ body, pBody, state: s }) => {
+    state = s;
+    const b = spec.event === "perturb" ? pBody : body;
+    if (b.model) {
       // The pretrained layer has no seeded attention/variants to compare: say so plainly.
       base = null;
+      requester.abort();
+      setStale(section, false);
       section.dataset.unavailable = "pretrained";
       if (error) error.textContent = t("teaching.pretrained_unavailable");
       return;
     }
     delete section.dataset.unavailable;
-    base = body;
+    if (error) error.textContent = "";
+    base = b;
+    view.invalidate(); // not awaited: the core's status line does not wait for the panels
+  });
+  on("state", ({ state: s, computing }) => {
     state = s;
-    refresh(); // not awaited: the core's status line does not wait for the teaching panels
+    spec.sync?.(s);
+    // A panel setting alone changed: only this panel recomputes (a "compute" follows otherwise).
+    if (!computing && base && keyText(s) !== requestedKeys) view.invalidate();
   });
   on("language", () => {
     if (last) spec.render(last, state);
@@ -60,13 +81,7 @@ export function panel(spec) {
   on("redraw", () => {
     if (last) spec.render(last, state); // a moved window, new text or window size
   });
-  on("panel-state", ({ id, values }) => {
-    if (id === spec.id && spec.setValues) {
-      spec.setValues(values);
-      refresh();
-    }
-  });
-  return { refresh };
+  return { refresh: () => view.invalidate({ now: true }) };
 }
 
 /** Set text and a machine-readable data-value on an element. */

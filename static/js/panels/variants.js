@@ -1,12 +1,12 @@
 // ReLU, GELU, SiLU, SwiGLU, GeGLU, GeGLU (tanh) side by side: same input, same W1.
 import { bars, lines, SERIES } from "../charts.js";
 import { count, magnitude, percent } from "../format.js";
+import { emit } from "../bus.js";
 import { t } from "../i18n.js";
 import { panel, readout } from "./teaching-common.js";
 
 const $ = (id) => document.getElementById(id);
 const match = $("variants-match");
-let matchParams = false;
 
 // One curve per element-wise function; the gated variants use SiLU / GELU on the gate.
 const CURVES = [["relu", "ReLU", "solid"], ["gelu", "GELU", "dash"], ["silu", "SiLU", "dot"]];
@@ -79,25 +79,20 @@ async function render(data) {
   ]);
 }
 
-const runner = panel({
+panel({
   id: "variants",
   url: "/api/variants",
   event: "forward",
-  body(base) {
-    const body = { ...base, match_params: matchParams };
+  keys: ["match"],
+  body(base, state) {
+    const body = { ...base, match_params: state.match };
     if (body.weights && body.weights.w_gate) delete body.weights; // variants need a plain set
     return body;
   },
   render,
-  setValues(values) {
-    if ("match_params" in values) {
-      matchParams = Boolean(values.match_params);
-      match.checked = matchParams;
-    }
+  sync(state) {
+    match.checked = state.match;
   },
 });
 
-match.addEventListener("change", () => {
-  matchParams = match.checked;
-  runner.refresh();
-});
+match.addEventListener("change", () => emit("set", { match: match.checked }));

@@ -96,13 +96,26 @@ export async function resetGrid(st, boot) {
     if (!$("weight-grid").childElementCount) draw(st);
     return;
   }
+  if (st.w && fits(st.w, st)) { // typed weights from a link
+    grid = { key, values: structuredClone(st.w) };
+    draw(st);
+    return;
+  }
   if (loading === key) return;
   loading = key;
   const values = await startValues(st, boot);
   loading = null;
   grid = { key, values };
   draw(st);
-  onChange();
+  onChange(structuredClone(values));
+}
+
+/** True when `w` has exactly the shapes this state needs (a link's w for another shape does not). */
+function fits(w, st) {
+  const need = shapes(st);
+  const sizeOf = (v) => (Array.isArray(v[0]) ? [v.length, v[0].length] : [v.length]);
+  return Object.keys(need).every((k) => w[k] && String(sizeOf(w[k])) === String(need[k]))
+    && Object.keys(w).every((k) => k in need);
 }
 
 /** Typed numbers update the weights; a bad cell is marked and named, nothing is sent. */
@@ -126,6 +139,6 @@ export function bindGrid(changed) {
     if (!$("weight-grid").querySelector('[aria-invalid="true"]')) $("own-error").textContent = "";
     if (matrix === "true") grid.values[name][Number(i)][Number(j)] = x;
     else grid.values[name][Number(j)] = x;
-    onChange();
+    onChange(structuredClone(grid.values));
   });
 }

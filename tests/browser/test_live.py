@@ -1,0 +1,167 @@
+"""Compute what is seen (issue 11 item 1) and stale/refused states where the eye is (issue 10
+item 6), in a real browser at 1280x720 with the page as it opens."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.browser.conftest import settled, show, wait_rendered
+
+pytestmark = pytest.mark.browser
+
+# section id -> the endpoints it requests (static/js/panels/*.js, main.js)
+ENDPOINTS = {
+    "perturb": {"/api/perturb"},
+    "attention-vs-ffn": {"/api/attention-vs-ffn"},
+    "block": {"/api/block"},
+    "variants": {"/api/variants"},
+    "budget": {"/api/budget", "/api/conv1d-check"},
+    "dropout": {"/api/dropout"},
+    "misconceptions": {"/api/misconceptions"},
+}
+SEEN = """(margin) => [...document.querySelectorAll('main > section')].filter((s) => {
+  const r = s.getBoundingClientRect();
+  return !s.hidden && r.height > 0 && r.bottom > -margin && r.top < innerHeight + margin;
+}).map((s) => s.id)"""
+NEAR_PX = 200  # static/js/live.js
+
+
+def api_posts(page):  # type: ignore[no-untyped-def]
+    posts: list[str] = []
+    page.on(
+        "request",
+        lambda r: posts.append(urlsplit(r.url).path) if r.method == "POST" else None,
+    )
+    return posts
+
+
+def step_tokens(page, key: str = "ArrowRight") -> None:  # type: ignore[no-untyped-def]
+    seq = page.locator("body").get_attribute("data-forward-seq")
+    page.locator("#tokens").focus()
+    page.keyboard.press(key)
+    page.locator(f'body:not([data-forward-seq="{seq}"])').wait_for(state="attached")
+    settled(page)
+
+
+def test_a_step_requests_only_the_views_in_sight(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/")
+    wait_rendered(page)
+    posts = api_posts(page)
+    step_tokens(page)
+    seen = page.evaluate(SEEN, NEAR_PX)
+    expected = {"/api/forward"} | {e for s in seen for e in ENDPOINTS.get(s, set())}
+    print(f"requests per Tokens step at 1280x720, page as it opens: {len(posts)} {posts}")
+    assert sorted(posts) == sorted(expected)  # each once, nothing out of sight
+    assert len(posts) < 9
+    assert "/api/dropout" not in posts
+    # Out-of-sight views say they are behind; scrolled into view, they fetch the current data.
+    assert page.locator("#dropout").get_attribute("data-stale") == "1"
+    tokens = int(page.locator("#tokens").input_value())
+    show(page, "#dropout")
+    assert "/api/dropout" in posts
+    page.locator(f"#plot-dropout-kept[data-rows='{tokens}']").wait_for(state="attached")
+    assert page.locator("#dropout").get_attribute("data-stale") is None
+    show(page, "#perturb")
+    page.locator(f"#plot-delta[data-rows='{tokens}']").wait_for(state="attached")
+    assert page.locator("#delta-norms li").count() == tokens
+    assert page.recorder.errors == []
+
+
+def test_superseded_requests_are_aborted_and_never_drawn(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?tokens=6")
+    wait_rendered(page)
+    page.evaluate(
+        """() => { window.ffnSignals = []; const f = window.fetch;
+          window.fetch = (u, o = {}) => { if (String(u).includes('/api/forward'))
+            window.ffnSignals.push(o.signal); return f(u, o); }; }"""
+    )
+    held = []
+    page.route("**/api/forward", lambda route: held.append(route))
+    page.locator("#tokens").focus()
+    page.keyboard.press("ArrowRight")  # 7 tokens: the answer is held back
+    page.wait_for_function("() => window.ffnSignals.length === 1")
+    page.unroute("**/api/forward")
+    page.keyboard.press("ArrowRight")  # 8 tokens: supersedes the held request
+    page.locator("#plot-hidden[data-rows='8']").wait_for(state="attached")
+    settled(page)
+    aborted = page.evaluate("() => window.ffnSignals.map((s) => s.aborted)")
+    assert aborted == [True, False]  # the page cancelled the old request: it is never drawn
+    assert page.locator("#plot-hidden").get_attribute("data-rows") == "8"
+    assert page.locator("#tokens-value").inner_text() == "8"
+
+
+def test_pending_views_are_dimmed_under_a_busy_overlay(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/")
+    wait_rendered(page)
+    held = []
+    page.route("**/api/forward", lambda route: held.append(route))
+    page.locator("#tokens").focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => document.querySelector('#flow').getAttribute('aria-busy')")
+    opacity = page.evaluate(
+        "() => getComputedStyle(document.querySelector('#plot-hidden')).opacity"
+    )
+    overlay = page.evaluate(
+        """() => { const w = document.querySelector('#plot-hidden').closest('.plot-wrap');
+          const s = getComputedStyle(w, '::after');
+          return { content: s.content, position: s.position, label: w.dataset.busyLabel }; }"""
+    )
+    assert float(opacity) < 0.5
+    assert overlay["position"] == "absolute"
+    assert overlay["label"] and overlay["label"] in overlay["content"]
+    page.screenshot(path=str(_artifact("busy-overlay.png")))
+    held[0].continue_()
+    settled(page)
+    opacity = page.evaluate(
+        "() => getComputedStyle(document.querySelector('#plot-hidden')).opacity"
+    )
+    assert float(opacity) == 1
+    assert page.recorder.errors == []
+
+
+def test_sliders_offer_only_what_the_server_accepts(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?preset=llama-7b")
+    wait_rendered(page, timeout=60_000)
+    values = page.evaluate("() => JSON.parse(document.querySelector('#d_ff').dataset.values)")
+    # SwiGLU at d_model 4096: 3 matrices; 16384 would be 201 M parameters (limit 150 M).
+    assert max(values) == 11008
+    assert 16384 not in values
+    page.locator("#activation").select_option("relu")  # two matrices: 16384 fits
+    values = page.evaluate("() => JSON.parse(document.querySelector('#d_ff').dataset.values)")
+    assert max(values) == 16384
+
+
+def test_a_refusal_is_shown_at_the_plots_and_at_its_control(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?d_model=4096&d_ff=16384&activation=relu&tokens=2")
+    wait_rendered(page, timeout=60_000)
+    page.locator("#activation").select_option("swiglu")  # 201 M parameters: refused
+    page.locator("#flow .view-refused").wait_for(timeout=60_000)
+    flow_msg = page.locator("#flow .view-refused").inner_text()
+    control_msg = page.locator("[data-control='activation'] .field-error").inner_text()
+    params = 3 * 4096 * 16384 + 2 * 16384 + 4096  # w1, w_gate, w2 and their biases
+    assert f"{params:,}" in flow_msg and flow_msg == control_msg
+    assert "max_params" not in flow_msg and "setting" not in flow_msg
+    # At the plots: the message sits right under the flow's heading, inside the first screen.
+    box = page.locator("#flow .view-refused").bounding_box()
+    flow = page.locator("#flow").bounding_box()
+    assert box is not None and flow is not None
+    assert flow["y"] <= box["y"] < flow["y"] + 80
+    # The plots below show the last configuration that ran: dimmed.
+    opacity = page.evaluate(
+        "() => getComputedStyle(document.querySelector('#plot-hidden')).opacity"
+    )
+    assert float(opacity) < 0.5
+    page.screenshot(path=str(_artifact("refused.png")))
+    # Back to a size that runs: the messages go.
+    page.locator("#activation").select_option("relu")
+    page.locator("#flow .view-refused").wait_for(state="detached", timeout=60_000)
+    assert page.locator(".field-error").count() == 0
+
+
+def _artifact(name: str):  # type: ignore[no-untyped-def]
+    from tests.browser.conftest import ARTIFACTS
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS / name
