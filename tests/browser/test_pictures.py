@@ -82,7 +82,7 @@ def test_hidden_heatmap_draws_real_units_with_the_layers_sparsity(page, server_u
 
 @pytest.mark.slow
 def test_dropout_mask_draws_about_p_dropped(page, server_url):  # type: ignore[no-untyped-def]
-    page.goto(f"{server_url}/?preset=transformer-base&panel=dropout")
+    page.goto(f"{server_url}/?preset=transformer-base&panel=dropout&mode=train")
     wait_rendered(page)
     page.locator("#dropout[data-rendered]").wait_for(state="attached", timeout=60_000)
     page.locator("#plot-dropout-mask .main-svg").first.wait_for()
