@@ -16,11 +16,13 @@ process-wide weight cache of the server's class (app.services.shared).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+import torch
 
-from app.config import get_settings
+from app.config import Settings, get_settings
 from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
 from app.lab.spec import forward_spec, perturb_spec
@@ -88,9 +90,10 @@ def forward(**body: Any) -> Result:
     """
     settings = get_settings()
     spec = forward_spec(settings, **body)
-    if spec.model is not None:
-        return Result("forward", runner_pretrained.forward(spec, settings))
-    return Result("forward", runner.forward(spec, default_cache(), settings))
+    with server_threads(settings):
+        if spec.model is not None:
+            return Result("forward", runner_pretrained.forward(spec, settings))
+        return Result("forward", runner.forward(spec, default_cache(), settings))
 
 
 def perturb(**body: Any) -> Result:
@@ -109,6 +112,26 @@ def perturb(**body: Any) -> Result:
     """
     settings = get_settings()
     spec = perturb_spec(settings, **body)
-    if spec.model is not None:
-        return Result("perturb", runner_pretrained.perturb(spec, settings))
-    return Result("perturb", runner.perturb(spec, default_cache(), settings))
+    with server_threads(settings):
+        if spec.model is not None:
+            return Result("perturb", runner_pretrained.perturb(spec, settings))
+        return Result("perturb", runner.perturb(spec, default_cache(), settings))
+
+
+@contextmanager
+def server_threads(settings: Settings) -> Iterator[None]:
+    """Run with the server's torch thread count (`torch_threads`), then restore the caller's.
+
+    A float32 matmul split over 1 or 2 threads rounds differently in the last bit, so the
+    same count is what makes `lab.forward` equal to POST /api/forward bit for bit.
+    """
+    count = settings.torch_threads
+    if not count:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

@@ -37,7 +37,11 @@ DIVERGING = [
 ]
 ACCENT = "#2166ac"
 MUTED = "#b2182b"
-PLOT_CONFIG = {"displaylogo": False, "responsive": True}
+# No modebar: its "share" button would upload the chart to Plotly's cloud (issue 10 item 10).
+PLOT_CONFIG = {"displayModeBar": False, "displaylogo": False, "responsive": True}
+
+# Columns drawn at once, as static/js/windows.js: every drawn cell is one entry, no pooling.
+WINDOW = {"units": 256, "features": 128}
 
 Answer = Mapping[str, Any]
 """A forward or perturb answer: the dict `lab.forward` / `lab.perturb` return, or its JSON."""
@@ -105,6 +109,49 @@ def caption(answer: Answer, key: str, msg: Messages) -> str:
     return text
 
 
+def window(
+    z: Any, key: str, answer: Answer, kind: str, msg: Messages, x_title: str
+) -> tuple[np.ndarray, list[int], str]:
+    """The first window of consecutive real columns of tensor `key` that the answer holds.
+
+    Args:
+        z: the tensor as sent [T, n_sent] (all columns, or those `reduction` lists).
+        key: its name in the answer ("hidden", "output", ...), to find its `reduction` group.
+        answer: the whole answer (for `reduction`).
+        kind: "units" (d_ff) or "features" (d_model): the window's width and axis label.
+        msg: the catalog, for the axis label ("units 0–255 of 2048").
+        x_title: the axis title when the whole tensor fits.
+
+    Returns:
+        (z window [T, w], the real column index of each drawn column, the axis title).
+    """
+    array = np.asarray(z)
+    total = array.shape[1]
+    index = list(range(total))
+    summary = summary_of(answer, key)
+    if summary is not None:
+        total, index = summary["total"], summary["kept"]
+    width = min(WINDOW[kind], array.shape[1])
+    start = 0
+    if index != list(range(index[0], index[0] + len(index))):
+        # columns chosen by the server (display='top_rms'): draw the first consecutive run
+        while start + 1 < len(index) and index[start + 1] != index[start] + 1:
+            start += 1
+        run = start + 1
+        while run < len(index) and run - start < width and index[run] == index[run - 1] + 1:
+            run += 1
+        width = run - start
+    shown = index[start : start + width]
+    if len(shown) == total:
+        return array, shown, x_title
+    label = "window.units" if kind == "units" else "window.features"
+    return (
+        array[:, start : start + width],
+        shown,
+        msg(label, first=shown[0], last=shown[-1], total=total),
+    )
+
+
 def heatmap(
     z: Any,
     title: str,
@@ -115,7 +162,7 @@ def heatmap(
 ) -> go.Figure:
     """A signed heatmap [rows, cols] with a symmetric colour range around 0.
 
-    `x_labels`: the real column indices when the columns are a summary (else 0..cols-1).
+    `x_labels`: the real column index of each drawn column (a window of a wider tensor).
     """
     values = np.asarray(z, dtype=np.float64)
     if zmax is None:
@@ -123,7 +170,7 @@ def heatmap(
     zmax = zmax or 1e-12
     trace = go.Heatmap(
         z=values,
-        x=[str(i) for i in x_labels] if x_labels is not None else None,
+        x=x_labels,
         zmin=-zmax,
         zmax=zmax,
         zmid=0,
@@ -133,8 +180,7 @@ def heatmap(
     )
     layout = _layout(title, x_title, y_title)
     layout["yaxis"] |= {"autorange": "reversed"}
-    if x_labels is not None:
-        layout["xaxis"] |= {"type": "category"}
+    layout["xaxis"] |= {"tickangle": 0}
     return go.Figure(trace, layout)
 
 
@@ -153,23 +199,32 @@ def bars(
     return go.Figure(trace, layout)
 
 
-def _kept(answer: Answer, key: str) -> list[int] | None:
-    summary = summary_of(answer, key)
-    return None if summary is None else summary["kept"]
+def windowed(
+    answer: Answer, key: str, title: str, kind: str, msg: Messages, x_title: str
+) -> go.Figure:
+    """The heatmap of a window of tensor `key`'s real columns, the window named on its axis."""
+    z, x, axis_title = window(answer[key], key, answer, kind, msg, x_title)
+    return heatmap(z, title, axis_title, msg("axis.position"), x)
 
 
 def flow_panels(forward: Answer, msg: Messages) -> list[tuple[str, go.Figure]]:
     """(key, heatmap) for each stage of the flow: input, pre-activation, (up), hidden, output."""
     gated = forward["config"]["gated"]
-    feature, unit, position = msg("axis.feature"), msg("axis.unit"), msg("axis.position")
+    feature, unit = msg("axis.feature"), msg("axis.unit")
     pre = msg("flow.pre_activation_gated" if gated else "flow.pre_activation")
-    stages = [("input", msg("flow.input"), feature), ("pre_activation", pre, unit)]
+    stages = [
+        ("input", msg("flow.input"), "features", feature),
+        ("pre_activation", pre, "units", unit),
+    ]
     if gated:
-        stages.append(("up", msg("flow.up"), unit))
-    stages += [("hidden", msg("flow.hidden"), unit), ("output", msg("flow.output"), feature)]
+        stages.append(("up", msg("flow.up"), "units", unit))
+    stages += [
+        ("hidden", msg("flow.hidden"), "units", unit),
+        ("output", msg("flow.output"), "features", feature),
+    ]
     return [
-        (key, heatmap(forward[key], title, x_title, position, _kept(forward, key)))
-        for key, title, x_title in stages
+        (key, windowed(forward, key, title, kind, msg, x_title))
+        for key, title, kind, x_title in stages
     ]
 
 
@@ -224,12 +279,8 @@ def perturbation_panels(perturb: Answer, msg: Messages) -> list[tuple[str, go.Fi
     position = msg("axis.position")
     norms = [float(v) for v in perturb["delta_norm_per_position"]]
     colors = [MUTED if i == perturb["position"] else ACCENT for i in range(len(norms))]
-    delta = heatmap(
-        perturb["output_delta"],
-        msg("perturb.diff"),
-        msg("axis.feature"),
-        position,
-        _kept(perturb, "output_delta"),
+    delta = windowed(
+        perturb, "output_delta", msg("perturb.diff"), "features", msg, msg("axis.feature")
     )
     return [
         ("delta-norms", bars(norms, msg("perturb.bars"), position, msg("axis.delta_norm"), colors)),

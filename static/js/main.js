@@ -15,6 +15,7 @@ import { initLesson } from "./lesson/engine.js";
 import { STEPS } from "./lesson/steps.js";
 import { HIDEABLE, makeSchema, parseState, writeState } from "./state.js";
 import { renderFlow, renderPerturb, renderReadout, renderSparsity } from "./views.js";
+import { windowFields } from "./windows.js";
 
 const boot = JSON.parse(document.getElementById("boot").textContent);
 const schema = makeSchema(boot, { steps: STEPS.length });
@@ -73,6 +74,8 @@ function requestBody() {
     body.dropout = state.dropout;
     if (state.dropout_seed) body.dropout_seed = state.dropout_seed;
   }
+  if (state.d_model <= 8 && state.d_ff <= 8) body.include_weights = true; // drawn beside the flow
+  Object.assign(body, windowFields()); // which columns of a big tensor to send (windows.js)
   return applySource(body, state); // own data or typed text (static/js/panels/source.js)
 }
 
@@ -393,6 +396,8 @@ function rerender() {
 // Panels change settings through the same path as the controls (e.g. the input source).
 // Their data (pasted vectors, typed weights) lives in the panel, so always recompute.
 on("change", (updates) => change(updates, { force: true }));
+// A moved column window, a new text size or window size: draw the last answers again.
+on("redraw", () => rerender());
 // A panel's own setting (heads, norm, ...): recomputes only what depends on it.
 on("set", (updates) => change(updates));
 

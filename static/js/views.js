@@ -1,7 +1,8 @@
 // Rendering of API answers into the page: chart calls plus text readouts.
-import { bars, binnedHistogram, heatmap, histogram, maxAbs } from "./charts.js";
+import { bars, binnedHistogram, heatmap, histogram, maxAbs, robustRange } from "./charts.js";
 import { count, magnitude, percent, signed } from "./format.js";
 import { sentences, t } from "./i18n.js";
+import { columnsFor } from "./windows.js";
 
 const $ = (id) => document.getElementById(id);
 const HAND_SIZE = 8; // at or below this width, heatmaps print their numbers
@@ -19,14 +20,29 @@ export function summaryOf(data, key) {
   return group ? { kept: group.kept, total: group.full_shape[1] } : null;
 }
 
-/** The shape caption, plus "showing k of n" when the tensor was summarised for display. */
-function caption(key, data) {
+/**
+ * The shape caption, short (one line under a plot), with the detail in its tooltip: what
+ * the server sent when it summarised, and which columns are drawn.
+ */
+function caption(el, key, data, columns, clip) {
   const summary = summaryOf(data, key);
   const text = shapeText(key, data.shapes[key]);
-  return summary
-    ? `${text} · ${t("display.summary", { kept: summary.kept.length, total: summary.total })}`
-    : text;
+  const details = [text];
+  if (summary) details.push(t("display.summary", { kept: summary.kept.length, total: summary.total }));
+  const total = data.shapes[key][1];
+  if (columns && total > columns.width) {
+    details.push(t("window.drawn", { width: columns.width, total }));
+  }
+  if (clip) details.push(clip.note);
+  const parts = [text];
+  if (summary) parts.push(t("display.summary_short", { kept: summary.kept.length, total: summary.total }));
+  if (clip) parts.push(clip.caption);
+  el.textContent = parts.join(" · ");
+  el.title = details.join("\n");
 }
+
+/** The window ("units" or "features") whose columns tensor `key` of the flow has. */
+const KIND = { input: "features", output: "features", pre_activation: "units", up: "units", hidden: "units" };
 
 /** Train mode: how many units dropout set to 0 (marked × on the hidden heatmap), else hidden. */
 function droppedNote(data) {
@@ -53,20 +69,69 @@ export function renderFlow(data, { yLabels } = {}) {
   ];
   if (gated) stages.splice(2, 0, ["up", t("flow.up"), t("axis.unit")]);
   $("stage-up").hidden = !gated;
+  // Two rows when one would squeeze the plots: gated (five plots), token labels, larger text.
+  const labelled = Boolean(yLabels);
+  const wrap = Boolean(gated) || labelled || document.body.classList.contains("big");
+  const flow = $("plot-input").closest(".flow");
+  flow.classList.toggle("gated", Boolean(gated));
+  flow.classList.toggle("wrap", wrap);
+  const firstInRow = wrap ? ["input", "hidden"] : ["input"];
+  // A pretrained layer has outlier features far beyond the rest: colour by the 99th
+  // percentile of |value| and mark the cells beyond, so one feature cannot blank the picture.
+  const robust = Boolean(data.config.model);
+  renderWeights(data);
   droppedNote(data);
   return Promise.all(
     stages.map(([key, title, xTitle], i) => {
-      $(`shape-${key}`).textContent = caption(key, data);
+      const columns = columnsFor(KIND[key], data, key);
       const narrow = key === "input" || key === "output";
-      const summary = summaryOf(data, key);
+      const range = robust ? robustRange(data[key]) : null;
+      const clip = range?.cells.length ? {
+        cells: range.cells, bar: t("clip.bar"),
+        caption: t("clip.caption", { x: magnitude(range.zmax), n: count(range.cells.length) }),
+        note: t("clip.note", { x: magnitude(range.zmax), n: count(range.cells.length) }),
+      } : undefined;
+      caption($(`shape-${key}`), key, data, columns, clip);
+      const first = firstInRow.includes(key);
       return heatmap($(`plot-${key}`), data[key], {
-        ...common, title, xTitle, filename: `ffn-${key}`, showScale: !narrow, showYTitle: i === 0,
-        xLabels: summary ? summary.kept.map(String) : undefined,
+        ...common, title, xTitle, filename: `ffn-${key}`, showScale: robust || !narrow,
+        showYTitle: first, indexTicks: !first, columns, zmax: range?.zmax, clip,
         // train mode: the units dropout dropped (after the activation, before W2), marked ×
         marks: key === "hidden" && data.dropped ? data.dropped : undefined,
       });
     }),
   );
+}
+
+/**
+ * The weights of a hand-sized layer (the tiny preset) as matrices with their numbers, so
+ * that x W₁ + b₁ can be checked on the board. Shown when the answer carries the weights
+ * (include_weights) of a plain FFN with d_model, d_ff <= 8; hidden otherwise.
+ */
+export function renderWeights(data) {
+  const box = $("flow-weights");
+  const w = data.weights;
+  const c = data.config;
+  const show = Boolean(w && w.w1 && w.w2 && c.d_model <= HAND_SIZE && c.d_ff <= HAND_SIZE);
+  box.hidden = !show;
+  if (!show) return Promise.resolve();
+  const matrices = [
+    ["w1", t("grid.w1"), w.w1, t("axis.feature"), t("axis.unit")],
+    ["b1", t("grid.b1"), w.b1 ? [w.b1] : null, "", t("axis.unit")],
+    ["w2", t("grid.w2"), w.w2, t("axis.unit"), t("axis.feature")],
+    ["b2", t("grid.b2"), w.b2 ? [w.b2] : null, "", t("axis.feature")],
+  ];
+  return Promise.all(matrices.map(([name, label, z, yTitle, xTitle]) => {
+    $(`stage-${name}`).hidden = !z;
+    if (!z) return null;
+    const el = $(`plot-${name}`);
+    el.dataset.matrix = name;
+    return heatmap(el, z, {
+      title: shapeText(label, [z.length, z[0].length]),
+      xTitle, yTitle, showValues: true, format: signed, showScale: false,
+      yLabels: z.length === 1 ? [" "] : undefined, showYTitle: Boolean(yTitle), filename: `ffn-${name}`,
+    });
+  }));
 }
 
 /** Sparsity per token (bars), the pre-activation histogram, and the rule that was used. */
@@ -144,7 +209,7 @@ export function renderPerturb(data, { yLabels } = {}) {
       xTitle: t("axis.feature"),
       yTitle: t("axis.position"),
       yLabels,
-      xLabels: summaryOf(data, "output_delta")?.kept.map(String),
+      columns: columnsFor("features", data, "output_delta"),
       zmax: maxAbs(data.output_delta),
       filename: "ffn-perturbation-difference",
     }),
@@ -154,7 +219,8 @@ export function renderPerturb(data, { yLabels } = {}) {
 /** The output before and after the nudge, on one colour scale fixed by the larger of the two. */
 function beforeAfter(data, yLabels) {
   const zmax = Math.max(maxAbs(data.output), maxAbs(data.output_perturbed));
-  const common = { xTitle: t("axis.feature"), yTitle: t("axis.position"), yLabels, zmax };
+  const common = { xTitle: t("axis.feature"), yTitle: t("axis.position"), yLabels, zmax,
+    columns: columnsFor("features", data, "output") };
   const before = $("plot-output-before");
   const after = $("plot-output-after");
   before.dataset.zmax = after.dataset.zmax = String(zmax);

@@ -8,7 +8,8 @@ import pytest
 import torch
 from fastapi.testclient import TestClient
 
-from app.model.ffn import FFNWeights, _linear_init
+from app.model.ffn import FFNWeights
+from app.model.ffn_weights import _linear_init
 from app.model.seeding import stream_seed
 from tests.reference import ffn as ref_ffn
 

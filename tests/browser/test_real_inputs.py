@@ -44,13 +44,13 @@ def test_typed_text_real_layer_contrast_and_neuron(page, server_url):  # type: i
     page.locator('#contrast-summary[data-ffn-changed="1"][data-layer-changed="9"]').wait_for(
         timeout=20_000
     )
-    assert page.locator("#plot-contrast-ffn .xtick text", has_text="cat→dog").count() == 1
+    assert page.locator("#plot-contrast-ffn .ytick text", has_text="cat→dog").count() == 1
 
     # a multi-piece word is refused with a clear message; the charts stay
     page.locator("#swap-word").fill("xylophonist")
     page.locator("#swap-run").click()
     page.locator("#contrast-error", has_text="WordPiece").wait_for(timeout=20_000)
-    assert page.locator("#plot-contrast-ffn .xtick text", has_text="cat→dog").count() == 1
+    assert page.locator("#plot-contrast-ffn .ytick text", has_text="cat→dog").count() == 1
 
     # neuron view: click a column of the hidden heatmap
     page.locator("#plot-hidden").scroll_into_view_if_needed()

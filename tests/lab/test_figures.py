@@ -43,8 +43,9 @@ def test_summarised_answer_says_which_columns_and_labels_them() -> None:
     hidden = _heatmaps(fig)[2]
     np.testing.assert_array_equal(np.asarray(hidden.z, dtype=np.float32), r["hidden"])
     group = next(g for g in r["reduction"]["groups"] if "hidden" in g["tensors"])
-    assert list(hidden.x) == [str(int(i)) for i in group["kept"]]
-    assert hidden.x[0] == "100"
+    assert list(hidden.x) == [int(i) for i in group["kept"]]  # a window of real units
+    assert hidden.x[0] == 100
+    assert fig.layout.xaxis3.title.text == f"units 100–{99 + len(group['kept'])} of 2048"
     titles = " ".join(a.text for a in fig.layout.annotations)
     assert f"hidden [32 × 2048] · showing the {len(group['kept'])} of 2048 columns" in titles
 

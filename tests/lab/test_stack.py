@@ -54,7 +54,7 @@ def test_zero_rows_have_no_update_ratio() -> None:
 
 
 def test_each_layer_draws_from_its_own_stream() -> None:
-    from app.model.ffn import _linear_init
+    from app.model.ffn_weights import _linear_init
     from app.model.seeding import generator
 
     stack = build_stack(CONFIG, 3, 7, attention=True)

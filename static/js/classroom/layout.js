@@ -1,12 +1,14 @@
 // Page modes set from the state: classes on <body> (embed, lesson, big), controls hidden by
 // `hide=`, which panel is open, and the notice that lists URL values that were refused.
 /* global Plotly */
-import { on } from "../bus.js";
+import { emit, on } from "../bus.js";
 import { setFontScale } from "../charts.js";
 import { sentences, t } from "../i18n.js";
 
 const $ = (id) => document.getElementById(id);
-const BIG_FONT_SCALE = 1.5;
+// Charts' fonts in "larger text": on top of the page's own 130 % (app.css), about 1.5 x.
+const BIG_FONT_SCALE = 1.15;
+const EMBED_FONT_SCALE = 0.85;
 
 function sections() {
   return [...document.querySelectorAll("main > section")];
@@ -19,6 +21,12 @@ export function resizePlots() {
   }
 }
 
+/** Draw every chart again at its container's new size (tick density and titles depend on it). */
+function relayout() {
+  resizePlots();
+  emit("redraw", { reason: "layout" });
+}
+
 function noticeText(invalid, conflicts) {
   const join = (items) => items.map(({ name, raw }) => `${name}=${raw}`).join(", ");
   const parts = [];
@@ -29,7 +37,7 @@ function noticeText(invalid, conflicts) {
 
 /**
  * Set up the notice for refused URL values and return { apply(state) } that puts the page
- * into the state's mode. `app.rerender()` is called when the font scale changes.
+ * into the state's mode. A new font scale or window size emits "redraw" (charts drawn again).
  */
 export function initLayout(app, invalid, conflicts = null) {
   const notice = $("notice");
@@ -61,17 +69,19 @@ export function initLayout(app, invalid, conflicts = null) {
     }
     const signature = JSON.stringify([state.embed, state.lesson, state.big, state.hide, active]);
     if (signature !== previous) {
-      const scaleChanged = previous && JSON.parse(previous)[2] !== state.big;
+      const scaleChanged = previous && (JSON.parse(previous)[2] !== state.big || JSON.parse(previous)[0] !== state.embed);
       previous = signature;
-      setFontScale(state.big ? BIG_FONT_SCALE : 1);
-      if (scaleChanged) app.rerender();
-      requestAnimationFrame(resizePlots);
+      // Embedded plots are small (a slide's frame): their text a little smaller too.
+      setFontScale((state.big ? BIG_FONT_SCALE : 1) * (state.embed ? EMBED_FONT_SCALE : 1));
+      // Re-lay out once the new CSS sizes apply: fonts, margins and tick density change.
+      requestAnimationFrame(() => (scaleChanged ? relayout() : resizePlots()));
     }
     if (state.panel && state.panel !== previousPanel && !state.embed && !state.lesson) {
       $(state.panel)?.scrollIntoView({ block: "start" });
     }
     previousPanel = state.panel;
   }
-  window.addEventListener("resize", () => requestAnimationFrame(resizePlots));
+  // A window resize needs nothing here: charts.js redraws every plot whose container
+  // changed size (ResizeObserver), with the tick density of its new size.
   return { apply };
 }

@@ -1,5 +1,5 @@
 // Attention vs FFN under the same nudge of token i: attention moves every row, the FFN one.
-import { bars, heatmap } from "../charts.js";
+import { bars, heatmap, SEQUENTIAL } from "../charts.js";
 import { count, magnitude } from "../format.js";
 import { emit } from "../bus.js";
 import { separator, t } from "../i18n.js";
@@ -57,7 +57,10 @@ async function render(data) {
       xTitle: t("attention.key"),
       yTitle: t("attention.query"),
       yLabels: labels,
+      zmin: 0,
       zmax: 1,
+      colorscale: SEQUENTIAL, // weights in [0, 1]: a sequential scale, 0 = white
+      sequential: true,
       filename: "attention-weights",
     }),
   ];

@@ -3,6 +3,7 @@ import { heatmap } from "../charts.js";
 import { magnitude, signed } from "../format.js";
 import { emit } from "../bus.js";
 import { t } from "../i18n.js";
+import { columnsFor } from "../windows.js";
 import { panel, positions, readout } from "./teaching-common.js";
 
 const $ = (id) => document.getElementById(id);
@@ -41,6 +42,7 @@ async function render(data) {
       format: signed,
       showScale: i === steps.length - 1,
       showYTitle: i === 0,
+      columns: columnsFor("features", { ...data.tensors, reduction: data.reduction }, step),
       filename: `block-${data.norm}-${step}`,
     });
   });

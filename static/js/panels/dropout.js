@@ -3,6 +3,7 @@ import { heatmap } from "../charts.js";
 import { magnitude, percent } from "../format.js";
 import { emit } from "../bus.js";
 import { t } from "../i18n.js";
+import { columnsFor } from "../windows.js";
 import { panel, positions, readout } from "./teaching-common.js";
 
 const $ = (id) => document.getElementById(id);
@@ -40,10 +41,12 @@ async function render(data, state) {
     heatmap($("plot-dropout-kept"), train ? data.kept : data.hidden, {
       title: t(train ? "dropout.kept_title" : "dropout.hidden_title"),
       xTitle: t("axis.unit"), yTitle: t("axis.position"), yLabels: labels, filename: "dropout-w2-input",
+      columns: columnsFor("units", data, train ? "kept" : "hidden"),
     }),
     train ? heatmap($("plot-dropout-mask"), data.dropped.map((row) => row.map((d) => (d ? 1 : 0))), {
       title: t("dropout.mask_title"), xTitle: t("axis.unit"), yTitle: t("axis.position"),
       yLabels: labels, zmax: 1, showScale: false, filename: "dropout-mask",
+      columns: columnsFor("units", data, "dropped"),
     }) : null,
   ]);
 }

@@ -78,6 +78,9 @@ export function panel(spec) {
   on("language", () => {
     if (last) spec.render(last, state);
   });
+  on("redraw", () => {
+    if (last) spec.render(last, state); // a moved window, new text or window size
+  });
   return { refresh: () => view.invalidate({ now: true }) };
 }
 

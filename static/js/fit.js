@@ -1,0 +1,81 @@
+// Text that fits its plot: wrapped titles, tick density from the space there is. Plotly's
+// automargin makes room for what is drawn; these choose what to draw so that nothing
+// overlaps (no rotated ticks, no title wider than its plot). No DOM writes, no Plotly.
+
+const WIDE = /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/;
+
+let context = null;
+
+/** How wide `text` is at font size `size` px in the charts' font (measured on a canvas). */
+export function textWidth(text, size) {
+  if (typeof document !== "undefined") {
+    context ??= document.createElement("canvas").getContext("2d");
+    if (context) {
+      context.font = `${size}px system-ui, sans-serif`;
+      return context.measureText(String(text)).width;
+    }
+  }
+  let em = 0; // no canvas: CJK and full-width characters are 1 em, others about 0.6
+  for (const ch of String(text)) em += WIDE.test(ch) ? 1 : ch === " " ? 0.3 : /[A-Z]/.test(ch) ? 0.7 : 0.62;
+  return em * size;
+}
+
+/**
+ * `text` wrapped into at most `maxLines` lines no wider than `width` px (Plotly's <br>).
+ * Returns { text, lines, cut } where cut says the text had to be shortened (then the
+ * caller puts the whole text into a tooltip).
+ */
+export function fitText(text, width, size, maxLines = 2) {
+  // Break after spaces and before CJK characters, never before closing punctuation.
+  const words = String(text).split(/(?<=\s)|(?<![（【「『])(?=[\u2e80-\u9fff\uff00-\uff60])(?![）】」』，。、；：！？])/u)
+    .filter((w) => w !== "");
+  const lines = [];
+  let line = "";
+  for (const word of words) {
+    const next = line + word;
+    if (line && textWidth(next.trimEnd(), size) > width) {
+      lines.push(line.trimEnd());
+      line = word.trimStart();
+    } else {
+      line = next;
+    }
+  }
+  if (line.trim()) lines.push(line.trimEnd());
+  let cut = false;
+  if (lines.length > maxLines) {
+    lines.length = maxLines;
+    cut = true;
+  }
+  const last = lines.length - 1;
+  while (last >= 0 && textWidth(lines[last], size) > width && lines[last].length > 1) {
+    lines[last] = lines[last].slice(0, -1);
+    cut = true;
+  }
+  if (cut && last >= 0) lines[last] = `${lines[last].slice(0, -1).trimEnd()}…`;
+  return { text: lines.join("<br>"), lines: Math.max(1, lines.length), cut };
+}
+
+/** How many labels of width `labelWidth` fit along `length` px (at least `min`). */
+export function fitting(length, labelWidth, min = 2) {
+  return Math.max(min, Math.floor(length / Math.max(1, labelWidth)));
+}
+
+/**
+ * Explicit, evenly spaced tick values for categories (labels), at most `n` of them; the
+ * first is always shown. Returns { tickvals, ticktext } (all labels when they fit).
+ */
+export function categoryTicks(labels, n) {
+  if (labels.length <= n) return { tickmode: "array", tickvals: labels, ticktext: labels };
+  const step = Math.ceil(labels.length / n);
+  const shown = labels.filter((_, i) => i % step === 0);
+  return { tickmode: "array", tickvals: shown, ticktext: shown };
+}
+
+/** Integer positions 0..count-1 at a nice step so that at most `n` are labelled. */
+export function integerDtick(count, n) {
+  const raw = Math.max(1, Math.ceil(count / Math.max(1, n)));
+  for (const nice of [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000]) {
+    if (nice >= raw) return nice;
+  }
+  return raw;
+}

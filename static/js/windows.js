@@ -1,0 +1,112 @@
+// Windows of consecutive real columns for heatmaps wider than a plot can show (issue 10
+// item 5): no pooling, every drawn cell is one entry of the tensor. One window over the
+// d_ff units (pre-activation, up, hidden, dropout) and one over the d_model features
+// (input, output, block, perturbation); the flow's range controls move them, the axes say
+// which columns are drawn ("units 0–255 of 2048"). When the server sends only a window of
+// a big tensor (reduction.method "window", CONTRACT.md), moving past it asks for another
+// (unit_start / feature_start in the request).
+import { emit, on } from "./bus.js";
+import { t } from "./i18n.js";
+
+/** Columns drawn at once: about what a plot of a few hundred px can show one by one. */
+export const WIDTH = { units: 256, features: 128 };
+const LABELS = { units: "window.units", features: "window.features" };
+const KEYS = { units: ["pre_activation", "up", "hidden"], features: ["input", "output"] };
+const starts = { units: 0, features: 0 };
+const totals = { units: 0, features: 0 };
+let sent = null; // { units: [start, stop], features: [start, stop] } when the server windowed
+let serverWindows = false;
+
+const $ = (id) => document.getElementById(id);
+
+/** The display-summary group of tensor `key` in an answer, or null (sent whole). */
+function groupOf(data, key) {
+  return data?.reduction?.groups?.find((g) => g.tensors.includes(key)) ?? null;
+}
+
+/**
+ * Heatmap `columns` options for tensor `key` of `data` in window `kind` ("units" or
+ * "features"): { start, width, total, index, label }. `index` lists the real column of
+ * each sent column when the server sent only some.
+ */
+export function columnsFor(kind, data, key) {
+  const group = groupOf(data, key);
+  const rows = data[key];
+  const total = group ? group.full_shape[1] : rows?.[0]?.length ?? 0;
+  return {
+    start: starts[kind],
+    width: WIDTH[kind],
+    total,
+    index: group ? group.kept : undefined,
+    label: (first, last, n) => t(LABELS[kind], { first, last, total: n }),
+  };
+}
+
+/** Request fields for the server's window (only once the server answers with windows). */
+export function windowFields() {
+  return serverWindows ? { unit_start: starts.units, feature_start: starts.features } : {};
+}
+
+function sentRange(data, kind) {
+  const group = KEYS[kind].map((k) => groupOf(data, k)).find(Boolean);
+  if (!group) return null;
+  if (group.start !== undefined) return [group.start, group.stop];
+  return null;
+}
+
+function syncControl(kind) {
+  const box = document.querySelector(`[data-window="${kind}"]`);
+  if (!box) return;
+  const width = WIDTH[kind];
+  const total = totals[kind];
+  box.hidden = total <= width;
+  const slider = $(`window-${kind}`);
+  const max = Math.max(0, total - width);
+  starts[kind] = Math.min(starts[kind], max);
+  slider.max = String(max);
+  slider.step = String(Math.max(1, width / 4));
+  slider.value = String(starts[kind]);
+  const last = Math.min(total, starts[kind] + width) - 1;
+  const text = t(LABELS[kind], { first: starts[kind], last, total });
+  $(`window-${kind}-value`).textContent = text;
+  slider.setAttribute("aria-valuetext", text);
+}
+
+/** Move window `kind` to `start`: redraw, or ask the server when it sent another window. */
+export function moveWindow(kind, start) {
+  const max = Math.max(0, totals[kind] - WIDTH[kind]);
+  starts[kind] = Math.max(0, Math.min(Math.round(start), max));
+  syncControl(kind);
+  const range = sent?.[kind];
+  if (serverWindows && range && (starts[kind] < range[0] || starts[kind] + WIDTH[kind] > range[1])) {
+    return emit("change", {}); // recompute: the request carries the new unit_start
+  }
+  return emit("redraw", { reason: "window" });
+}
+
+function bind(kind) {
+  const slider = $(`window-${kind}`);
+  if (!slider) return;
+  slider.addEventListener("input", () => moveWindow(kind, Number(slider.value)));
+  for (const button of document.querySelectorAll(`[data-window="${kind}"] button[data-step]`)) {
+    button.addEventListener("click", () => moveWindow(kind, starts[kind] + Number(button.dataset.step) * WIDTH[kind]));
+  }
+}
+
+on("forward", ({ data }) => {
+  serverWindows = data.reduction?.method === "window";
+  sent = { units: sentRange(data, "units"), features: sentRange(data, "features") };
+  totals.units = data.config.d_ff;
+  totals.features = data.config.d_model;
+  syncControl("units");
+  syncControl("features");
+});
+on("language", () => {
+  syncControl("units");
+  syncControl("features");
+});
+
+if (typeof document !== "undefined") {
+  bind("units");
+  bind("features");
+}

