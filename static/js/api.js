@@ -10,7 +10,10 @@ export class ApiError extends Error {
 
   static describe(detail) {
     if (Array.isArray(detail?.detail)) {
-      return detail.detail.map((e) => `${(e.loc || []).filter((p) => p !== "body").join(".")}: ${e.msg}`).join("; ");
+      return detail.detail.map((e) => {
+        const field = (e.loc || []).filter((p) => p !== "body").join(".");
+        return field ? `${field}: ${e.msg}` : e.msg; // a whole-body check has no field
+      }).join("; ");
     }
     return typeof detail?.detail === "string" ? detail.detail : JSON.stringify(detail);
   }

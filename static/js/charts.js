@@ -529,7 +529,7 @@ function drawHistogram(el, values, opts) {
 /**
  * Lines and point clouds on shared axes. series: [{ x, y, name, mode: "lines"|"markers",
  * color, dash, size, opacity }]. opts: { title, xTitle, yTitle, yType ("linear"|"log"),
- * xType, filename, yRange }. The legend stands right of the plot, clear of the axis titles.
+ * xType, filename, xRange, yRange }. The legend stands right of the plot, clear of the axis titles.
  */
 export function lines(el, series, opts) {
   return whenVisible(el, () => drawLines(el, series, opts));
@@ -553,7 +553,7 @@ function drawLines(el, series, opts) {
   const plotH = Math.max(30, h - size * 5 - 20);
   const layout = baseLayout(el, opts.title, {
     xaxis: axis(opts.xTitle, plotW * 0.85, { small: h < 150, type: opts.xType ?? "linear", zeroline: true,
-      nticks: fitting(plotW, size * 4.5, 2), ...logTicks(opts.xType, series.flatMap((t) => t.x)) }),
+      range: opts.xRange, nticks: fitting(plotW, size * 4.5, 2), ...logTicks(opts.xType, series.flatMap((t) => t.x)) }),
     yaxis: axis(opts.yTitle, plotH, { small: w < 170, type: opts.yType ?? "linear", range: opts.yRange,
       nticks: fitting(plotH, size * 2.5, 2), ...logTicks(opts.yType, series.flatMap((t) => t.y)) }),
     legend: { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top", font: { size: px(11) } },

@@ -26,6 +26,10 @@ const KNOWN_DETAILS = [
     (m) => t("errors.detail.params", { d_model: m[1], d_ff: m[2], activation: m[3], params: m[4], limit: m[5] })],
   [/^d_model=(\d+), d_ff=(\d+) needs ([\d,]+) parameters for the gated variants; the limit is ([\d,]+)/,
     (m) => t("errors.detail.params_gated", { d_model: m[1], d_ff: m[2], params: m[3], limit: m[4] })],
+  [/^this stack \(n_layers = (\d+), d_model = (\d+), d_ff = (\d+)\) has ([\d,]+) parameters; this server runs at most ([\d,]+)/,
+    (m) => t("errors.detail.stack_params", { n_layers: m[1], d_model: m[2], d_ff: m[3], params: m[4], limit: m[5] })],
+  [/^d_model = (\d+), d_ff = (\d+): W1 has ([\d,]+) entries; the low-rank view .* at most ([\d,]+)/,
+    (m) => t("errors.detail.svd_entries", { d_model: m[1], d_ff: m[2], entries: m[3], limit: m[4] })],
   [/^(\w+) = (\S+) is over the limit of (\S+)/,
     (m) => t("errors.detail.over", { field: m[1], value: m[2], limit: m[3] })],
 ];
@@ -40,7 +44,7 @@ export function plain(text) {
 }
 
 function field(loc) {
-  return (loc || []).filter((p) => p !== "body").join(".") || t("errors.whole_request");
+  return (loc || []).filter((p) => p !== "body").join(".");
 }
 
 /** One line per problem for an ApiError (or a network failure), in the page's language. */
@@ -48,7 +52,8 @@ export function describeError(err) {
   if (!err || !err.status) return t("status.network");
   const items = err.detail?.detail;
   if (err.status === 422 && Array.isArray(items)) {
-    const lines = items.map((e) => t("errors.item", {
+    // A check of the whole body (no field, e.g. a model validator) reads without "request:".
+    const lines = items.map((e) => t(field(e.loc) ? "errors.item" : "errors.item_whole", {
       field: field(e.loc),
       sentence: t(TYPE_KEYS[e.type] ?? "errors.type.other"),
       detail: plain(e.msg),

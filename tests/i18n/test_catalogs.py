@@ -31,6 +31,7 @@ SAME_IN_ALL_LANGUAGES = {
     "lang.en",
     "lang.zh-CN",
     "errors.item",
+    "errors.item_whole",
     "flow.step_up",
     "flow.step_down",
     "readout.shapes",

@@ -84,6 +84,7 @@ def boot_data() -> dict[str, Any]:
             "max_d_model": settings.max_d_model,
             "max_d_ff": settings.max_d_ff,
             "max_params": settings.max_params,
+            "max_svd_values": settings.max_svd_values,
             "max_abs_value": settings.max_abs_value,
             "max_text_chars": settings.max_text_chars,
         },

@@ -4,10 +4,12 @@ import { emit, on } from "../bus.js";
 import { lines, SERIES } from "../charts.js";
 import { count, magnitude, percent } from "../format.js";
 import { t } from "../i18n.js";
+import { svdNotice, svdNoticeFrom } from "../overlimit.js";
 import { panel, readout } from "./teaching-common.js";
 
 const $ = (id) => document.getElementById(id);
 let state = null;
+const boot = JSON.parse(document.getElementById("boot").textContent);
 
 /** r: the URL's `cheap_rank` (0: d_model / 4), within [1, min(d_model, d_ff)]. */
 function rankFor(base) {
@@ -57,6 +59,9 @@ panel({
   event: "forward",
   keys: ["cheap_rank"],
   body: (base) => ({ ...base, rank: rankFor(base) }),
+  // The low-rank view factors W1 (d_model x d_ff) by SVD, up to the server's size limit.
+  over: (b) => svdNotice(b.d_model * b.d_ff, boot.limits.max_svd_values ?? Infinity),
+  overFrom: svdNoticeFrom,
   render,
 });
 

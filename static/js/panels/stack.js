@@ -3,10 +3,13 @@
 // With the typed-text source the layers are MiniLM's six real ones.
 import { LatestOnly } from "../api.js";
 import { emit, on } from "../bus.js";
-import { bars, heatmap } from "../charts.js";
+import { bars, heatmap, SEQUENTIAL } from "../charts.js";
 import { count, magnitude, percent } from "../format.js";
 import { t } from "../i18n.js";
 import { tokenLabels } from "../inputs.js";
+import { describeError } from "../errors.js";
+import { showRefused } from "../live.js";
+import { showOver, stackNotice, stackNoticeFrom, stackParams } from "../overlimit.js";
 import { positions, readout } from "./teaching-common.js";
 
 const $ = (id) => document.getElementById(id);
@@ -18,6 +21,7 @@ let base = null;
 let state = null;
 let last = null;
 let rendered = 0;
+let boot = null;
 
 function settings() {
   return {
@@ -81,6 +85,8 @@ async function render(data) {
     plots.push(heatmap($("plot-stack-delta"), z, {
       title: t("stack.delta_title"), xTitle: t("axis.position"), yTitle: t("stack.layer_axis"),
       xLabels: cols, yLabels: numbers, zmax: Math.max(...z.flat()) || 1, filename: "stack-delta",
+      // norms are >= 0: a sequential scale from 0 (white), not the diverging one
+      zmin: 0, colorscale: SEQUENTIAL, sequential: true,
     }));
   } else {
     readout($("stack-changed"), t("stack.no_nudge"), "");
@@ -89,6 +95,7 @@ async function render(data) {
   plots.push(heatmap($("plot-stack-ratio"), ratios, {
     title: t("stack.ratio_title"), xTitle: t("axis.position"), yTitle: t("stack.layer_axis"),
     xLabels: cols, yLabels: numbers, zmax: Math.max(...ratios.flat()) || 1, filename: "stack-update-ratio",
+    zmin: 0, colorscale: SEQUENTIAL, sequential: true,
   }));
   const sparsity = data.layers.map((l) => l.sparsity.overall);
   plots.push(bars($("plot-stack-sparsity"), rows, sparsity, {
@@ -98,20 +105,46 @@ async function render(data) {
   await Promise.all(plots);
 }
 
+/** The notice when this stack is over the server's parameter limit (boot limits), else null. */
+function overNotice(b) {
+  boot ??= JSON.parse(document.getElementById("boot").textContent);
+  if (b.model || b.weights) return null; // the real encoder's / one fixed FFN's size is known to fit
+  const gated = Boolean(boot.activations.find((a) => a.name === b.activation)?.gated);
+  return stackNotice(b.n_layers, stackParams(b, gated), boot.limits.max_params ?? Infinity);
+}
+
 async function refresh() {
   if (!base) return;
+  const b = body();
+  error.textContent = "";
+  const notice = overNotice(b);
+  showOver(section, notice);
+  if (notice) {
+    // Known to be refused: no request; the last answer is not this configuration's.
+    requester.abort();
+    last = null;
+    showRefused(section, null);
+    delete section.dataset.error;
+    return;
+  }
   try {
-    const answer = await requester.post("/api/stack", body());
+    const answer = await requester.post("/api/stack", b);
     if (answer.stale) return;
     last = answer.data;
-    error.textContent = "";
+    showRefused(section, null);
     delete section.dataset.error;
     await render(last);
     rendered += 1;
     section.dataset.rendered = String(rendered);
   } catch (err) {
-    error.textContent = t("teaching.error", { message: err.message });
     section.dataset.error = err.message;
+    const over = stackNoticeFrom(err);
+    if (over) {
+      last = null;
+      showOver(section, over);
+    } else {
+      showRefused(section, describeError(err));
+    }
   }
 }
 
@@ -129,6 +162,7 @@ on("state", ({ state: s }) => {
 });
 on("language", () => {
   if (last) render(last);
+  else if (section.dataset.over) refresh(); // the notice in the new language
 });
 on("panel-state", ({ id, values }) => {
   if (id === "stack") emit("change", values);

@@ -7,6 +7,7 @@ import { on } from "../bus.js";
 import { describeError } from "../errors.js";
 import { t } from "../i18n.js";
 import { liveView, setStale, showRefused } from "../live.js";
+import { showOver } from "../overlimit.js";
 
 /**
  * Wire a panel. spec: {
@@ -16,7 +17,10 @@ import { liveView, setStale, showRefused } from "../live.js";
  *   keys: state names the request depends on beyond the base body (e.g. ["norm"]),
  *   body(base, state): the request body,
  *   render(data, state): draw (may return a promise),
- *   sync(state): show the state in the panel's own controls (optional)
+ *   sync(state): show the state in the panel's own controls (optional),
+ *   over(body): a notice when the body is known to be beyond what the server computes, or
+ *     null (optional; then no request is sent and `.over-hide` parts are hidden),
+ *   overFrom(err): the same notice for a refusal (422) that says so, or null (optional)
  * }
  * Returns { refresh } to re-request now.
  */
@@ -35,8 +39,17 @@ export function panel(spec) {
   async function request() {
     if (!base) return;
     requestedKeys = keyText(state);
+    const body = spec.body(base, state);
+    const notice = spec.over?.(body) ?? null;
+    showOver(section, notice);
+    if (notice) {
+      last = null; // the last answer is not this configuration's
+      showRefused(section, null);
+      delete section.dataset.error;
+      return;
+    }
     try {
-      const answer = await requester.post(spec.url, spec.body(base, state));
+      const answer = await requester.post(spec.url, body);
       if (answer.stale) return;
       last = answer.data;
       if (error) error.textContent = "";
@@ -46,8 +59,14 @@ export function panel(spec) {
       rendered += 1;
       section.dataset.rendered = String(rendered);
     } catch (err) {
-      showRefused(section, describeError(err));
       section.dataset.error = err.message;
+      const over = spec.overFrom?.(err) ?? null;
+      if (over) {
+        last = null;
+        showOver(section, over);
+      } else {
+        showRefused(section, describeError(err));
+      }
     }
   }
   const view = liveView(section, request);
@@ -77,6 +96,7 @@ export function panel(spec) {
   });
   on("language", () => {
     if (last) spec.render(last, state);
+    else if (section.dataset.over) view.invalidate({ now: true }); // the notice, re-translated
   });
   on("redraw", () => {
     if (last) spec.render(last, state); // a moved window, new text or window size

@@ -75,18 +75,22 @@ function drawCurves() {
       color: SERIES[0], x: run.records.map((r) => r.step), y: run.records.map((r) => r.dead_units),
     });
   }
+  // x: the whole run, 0..steps, so the curves end where training stops; dead units from 0
+  // (an all-zero count would otherwise get Plotly's -1..1 range).
+  const xRange = [0, settings().steps];
+  const mostDead = Math.max(1, ...dead.flatMap((d) => d.y));
   return Promise.all([
     lines($("plot-train-loss"), series("loss"), {
       title: t("train.loss_title"), xTitle: t("train.step"), yTitle: t("train.loss"), yType: "log",
-      filename: "train-loss",
+      xRange, filename: "train-loss",
     }),
     lines($("plot-train-accuracy"), series("accuracy"), {
       title: t("train.accuracy_title"), xTitle: t("train.step"), yTitle: t("train.accuracy"),
-      yRange: [0, 1.05], filename: "train-accuracy",
+      xRange, yRange: [0, 1.05], filename: "train-accuracy",
     }),
     lines($("plot-train-dead"), dead, {
       title: t("train.dead_title"), xTitle: t("train.step"), yTitle: t("train.dead_units"),
-      filename: "train-dead-units",
+      xRange, yRange: [0, mostDead * 1.05], filename: "train-dead-units",
     }),
   ]);
 }
