@@ -65,6 +65,16 @@ def test_training_panel_progress_curves_and_result(page, server_url):  # type: i
     assert page.locator("#plot-train-accuracy").get_attribute("data-traces") == "2"
     accuracy = page.evaluate("Array.from(document.getElementById('plot-train-accuracy').data[0].y)")
     assert accuracy[-1] == 1.0 and accuracy[0] < 0.5
+    # x axes span the run (0..steps); the dead-unit count starts at 0, never below
+    ranges = page.evaluate(
+        """() => ['plot-train-loss', 'plot-train-accuracy', 'plot-train-dead'].map((id) =>
+          Array.from(document.getElementById(id).layout.xaxis.range))"""
+    )
+    assert ranges == [[0, 300]] * 3
+    dead_y = page.evaluate(
+        "Array.from(document.getElementById('plot-train-dead').layout.yaxis.range)"
+    )
+    assert dead_y[0] == 0 and dead_y[1] > 0
     page.locator("#train-reading[data-unit]").wait_for(state="attached")
     assert not page.recorder.errors
 
