@@ -111,7 +111,10 @@ def _body_properties(api: Any, path: str, method: str) -> frozenset[str]:
     body = spec["paths"][path][method.lower()].get("requestBody")
     if body is None:
         return frozenset()
-    ref = body["content"]["application/json"]["schema"].get("$ref", "")
+    content = body.get("content", {}).get("application/json")
+    if content is None:  # a raw file body (e.g. /api/weights/upload): no JSON properties
+        return frozenset()
+    ref = content["schema"].get("$ref", "")
     schema = spec["components"]["schemas"].get(ref.rsplit("/", 1)[-1], {})
     return frozenset(schema.get("properties", {}))
 

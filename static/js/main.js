@@ -93,7 +93,12 @@ function tokenCount() {
 function setupSelects() {
   const preset = $("preset");
   preset.replaceChildren(new Option(t("controls.preset.custom"), "custom"),
-    ...boot.presets.map((p) => new Option(p.name, p.id)));
+    ...boot.presets.map((p) => {
+      // a preset's name in the page's language when the catalog has one (proper names do not)
+      const key = `controls.preset.name.${p.id}`;
+      const label = t(key);
+      return new Option(label === key ? p.name : label, p.id);
+    }));
   const activation = $("activation");
   activation.replaceChildren(...boot.activations.map((a) => new Option(a.label, a.name)));
   const panel = $("panel");

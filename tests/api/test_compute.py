@@ -81,7 +81,7 @@ def test_over_budget_answers_503_at_once_and_stops_the_work() -> None:
     response = anyio.run(main)
     elapsed = time.monotonic() - t0
     assert response.status_code == 503
-    assert b"budget of 0.2 s" in response.body and b"request_timeout_s" in response.body
+    assert b"budget of 0.2 s" in response.body and b"request_timeout_s" not in response.body
     assert elapsed < 1.0
     time.sleep(0.2)  # the abandoned work stops at its next checkpoint
     assert log == []

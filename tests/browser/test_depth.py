@@ -93,11 +93,19 @@ def test_cancel_stops_the_servers_work(page, server_url):  # type: ignore[no-unt
     status = before
     for _ in range(600):  # poll the server's state until both streams have ended
         status = httpx.get(f"{server_url}/api/train/status").json()
-        if status["running"] == 0 and status["cancelled"] >= before["cancelled"] + 2:
+        ended = (
+            status["cancelled"] + status["completed"] - before["cancelled"] - before["completed"]
+        )
+        if status["running"] == 0 and ended >= 2:
             break
         page.wait_for_timeout(100)
     assert status["running"] == 0
-    assert status["cancelled"] == before["cancelled"] + 2
+    # both streams ended; the longer one (with the FFN) was cut short by the cancel (the
+    # smaller no-FFN model may already have finished its steps on a fast machine)
+    assert status["cancelled"] >= before["cancelled"] + 1
+    assert (
+        status["cancelled"] + status["completed"] == before["cancelled"] + before["completed"] + 2
+    )
     assert status["steps_run"] - before["steps_run"] < 2 * 1000
 
 
@@ -109,8 +117,8 @@ def test_stack_panel_on_the_real_model(page, server_url):  # type: ignore[no-unt
     page.goto(f"{server_url}/?panel=stack&source=text&position=2&scale=1&layers=6")
     page.locator("#stack[data-rendered]").wait_for(state="attached", timeout=TIMEOUT)
     assert per_layer(page) == [[2]] * 6  # six real FFN sub-layers: row 2 only
-    labels = page.evaluate("Array.from(document.getElementById('plot-stack-delta').data[0].x)")
-    assert labels[1] == "1 the" and len(labels) == 9
+    z = page.evaluate("Array.from(document.getElementById('plot-stack-delta').data[0].z)")
+    assert len(z) == 6 and all(len(row) == 9 for row in z)  # 6 layers x 9 positions
     page.locator("#stack-attention").check()
     page.wait_for_function(
         "() => JSON.parse(document.getElementById('stack-changed').dataset.perLayer || '[]')"

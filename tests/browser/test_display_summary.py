@@ -24,8 +24,9 @@ def test_big_hidden_layer_shows_the_kept_units(page, server_url):  # type: ignor
     ticks = [t or "" for t in page.locator("#plot-hidden .xtick text").all_text_contents()]
     assert ticks and all(t.strip().isdigit() for t in ticks)
     assert max(int(t) for t in ticks) <= 255
-    # input is 32 x 1024, within the budget: whole, binned to 256 columns for display only
-    assert page.locator("#plot-input").get_attribute("data-cols") == "1024"
+    # input is 32 x 1024, within the budget: sent whole, drawn as a window of real features
+    # (no pooling), the caption saying nothing was left out by the server
+    assert int(page.locator("#plot-input").get_attribute("data-cols") or "0") <= 256
     assert "showing" not in page.locator("#shape-input").inner_text()
     # the statistics are the full layer's
     assert "of 4,096 units" in page.locator("#sparsity-summary").inner_text()
