@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, ROOT, wait_rendered
+from tests.browser.conftest import ARTIFACTS, ROOT, settled
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -134,8 +134,10 @@ def _switch_language(page: Any, lang: str) -> None:
 
 
 def _wait_first(page: Any) -> None:
-    # the views in sight are drawn (the others are requested when scrolled into view)
-    wait_rendered(page, timeout=PANEL_TIMEOUT)
+    # the forward answer is in and the views in sight are drawn (the others are requested
+    # when scrolled into view; an embed of one panel may draw no flow plot at all)
+    page.locator("body[data-forward-seq]").wait_for(state="attached", timeout=PANEL_TIMEOUT)
+    settled(page, PANEL_TIMEOUT)
 
 
 def _report(name: str, results: dict[str, Any]) -> None:
