@@ -8,7 +8,7 @@ import { count, magnitude, percent } from "../format.js";
 import { t } from "../i18n.js";
 import { tokenLabels } from "../inputs.js";
 import { describeError } from "../errors.js";
-import { showRefused } from "../live.js";
+import { liveView, showRefused } from "../live.js";
 import { showOver, stackNotice, stackNoticeFrom, stackParams } from "../overlimit.js";
 import { positions, readout } from "./teaching-common.js";
 
@@ -149,12 +149,13 @@ async function refresh() {
 }
 
 // Every recomputation hands the perturb body to the panels ("compute"); the stack asks for
-// its own answer with it at once.
+// its own answer when it is seen (static/js/live.js), else it is marked stale until then.
+const view = liveView(section, () => refresh());
 on("compute", ({ pBody, state: s }) => {
   base = pBody;
   state = s;
   syncControls();
-  refresh();
+  view.invalidate();
 });
 on("state", ({ state: s }) => {
   state = s;
