@@ -216,7 +216,34 @@ def perturb(req: PerturbSpec, cache: WeightCache, settings: Settings) -> dict[st
     after = run_trace(model, x_perturbed, req)
     checkpoint()
     stats = compare_outputs(before.output, after.output, req.position)
-    shown, reduction = summarise(
+    shown, reduction = perturb_display(x, x_perturbed, before, after, stats, settings, req)
+    return {
+        "config": config_out(req, model.config),
+        "position": req.position,
+        "input": shown["input"],
+        "input_perturbed": shown["input_perturbed"],
+        "output": shown["output"],
+        "output_perturbed": shown["output_perturbed"],
+        "output_delta": shown["output_delta"],
+        "delta_norm_per_position": stats.delta_norm_per_position,
+        "changed_positions": stats.changed_positions,
+        "max_abs_change_other_positions": stats.max_abs_change_other_positions,
+        "reduction": reduction,
+    }
+
+
+def perturb_display(
+    x: torch.Tensor,
+    x_perturbed: torch.Tensor,
+    before: FFNTrace,
+    after: FFNTrace,
+    stats: Any,
+    settings: Settings,
+    req: ForwardSpec,
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The [T, d_model] tensors of a perturb answer, windowed together from `feature_start`
+    (see `summarise`): input, input_perturbed, output, output_perturbed, output_delta."""
+    return summarise(
         [
             Group(
                 {
@@ -233,16 +260,3 @@ def perturb(req: PerturbSpec, cache: WeightCache, settings: Settings) -> dict[st
         req.display,
         {"output_delta": req.feature_start},
     )
-    return {
-        "config": config_out(req, model.config),
-        "position": req.position,
-        "input": shown["input"],
-        "input_perturbed": shown["input_perturbed"],
-        "output": shown["output"],
-        "output_perturbed": shown["output_perturbed"],
-        "output_delta": shown["output_delta"],
-        "delta_norm_per_position": stats.delta_norm_per_position,
-        "changed_positions": stats.changed_positions,
-        "max_abs_change_other_positions": stats.max_abs_change_other_positions,
-        "reduction": reduction,
-    }

@@ -215,22 +215,8 @@ def perturb(req: PerturbSpec, settings: Settings) -> dict[str, Any]:
         layer_before = block.trace(original.layer_input).layer_output
         layer_after = block.trace(layer_in).layer_output
     layer_stats = compare_outputs(layer_before, layer_after, req.position)
-    shown, reduction = summarise(
-        [
-            Group(
-                {
-                    "input": original.ffn_input,
-                    "input_perturbed": ffn_in,
-                    "output": before.output,
-                    "output_perturbed": after.output,
-                    "output_delta": torch.from_numpy(stats.delta),
-                },
-                "output_delta",
-            )
-        ],
-        settings,
-        req.display,
-        {"output_delta": req.feature_start},
+    shown, reduction = runner.perturb_display(
+        original.ffn_input, ffn_in, before, after, stats, settings, req
     )
     return {
         "config": _config_out(req, block.ffn, t),
