@@ -170,8 +170,10 @@ function applyPreset(id) {
 /** A preset with fixed numbers no longer applies once its shape is changed. */
 function dropStalePreset() {
   const fixed = presetById(state.preset);
+  const gated = (name) => Boolean(boot.activations.find((a) => a.name === name)?.gated);
+  // a gate the preset has no weights for (or leaving a gated preset's gate) is another FFN
   if (fixed && (state.d_model !== fixed.d_model || state.d_ff !== fixed.d_ff || state.bias !== fixed.bias
-      || boot.activations.find((a) => a.name === state.activation)?.gated
+      || gated(state.activation) !== gated(fixed.activation)
       || state.tokens !== (fixed.tokens ? fixed.tokens.length : fixed.num_tokens))) {
     state.preset = "custom";
   }

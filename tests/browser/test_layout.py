@@ -69,7 +69,7 @@ ON_DEMAND = {"train"}
 
 def _visit_sections(page: Any) -> list[str]:
     """Scroll every visible panel into view and wait for it to draw; returns panels that
-    neither drew nor said why (an error or 'unavailable')."""
+    neither drew nor said why (an error, 'unavailable', or the over-the-limit notice)."""
     missing = []
     ids = page.evaluate(
         "() => [...document.querySelectorAll('main > section')]"
@@ -81,11 +81,18 @@ def _visit_sections(page: Any) -> list[str]:
         if teaching and sid not in ON_DEMAND:
             try:
                 page.locator(
-                    f"#{sid}[data-rendered], #{sid}[data-error], #{sid}[data-unavailable]"
+                    f"#{sid}[data-rendered], #{sid}[data-error], #{sid}[data-unavailable],"
+                    f" #{sid}[data-over]"
                 ).wait_for(state="attached", timeout=PANEL_TIMEOUT)
             except Exception:  # reported as a missing panel, not a crash
                 missing.append(sid)
         _settle(page)
+        # a section taller than the window: every plot in it is seen (a plot draws, and
+        # re-draws at a new size, when it scrolls into view), as a reader scrolling sees it
+        plots = page.locator(f"#{sid} .js-plotly-plot:visible")
+        for i in range(plots.count()):
+            plots.nth(i).scroll_into_view_if_needed()
+            _settle(page)
     page.evaluate("() => window.scrollTo(0, 0)")
     _settle(page)
     return missing
@@ -180,6 +187,8 @@ def test_no_clipped_or_overlapping_text(browser, server_url, name):  # type: ign
     counts = {case: len(r["problems"]) for case, r in results.items()}
     assert errors == []
     assert all(n == 0 for n in counts.values()), counts
+    missing = {case: r["missing_panels"] for case, r in results.items() if r["missing_panels"]}
+    assert missing == {}, f"panels that neither drew nor said why: {missing}"
 
 
 @pytest.mark.parametrize("name", list(EMBED_CASES))

@@ -181,3 +181,24 @@ def _export(page, button: str):  # type: ignore[no-untyped-def]
     with page.expect_download() as info:
         page.locator(f"#{button}").click()
     return info.value
+
+
+def test_a_gated_preset_survives_a_language_switch_and_the_word_swap_never_flickers(
+    page, server_url
+):  # type: ignore[no-untyped-def]
+    """LLaMA-7B is gated: switching the language once turned it into "custom" (the link lost
+    the preset), and every settings change showed the typed-text-only word swap panel for a
+    moment (the layout unhid every section)."""
+    page.goto(f"{server_url}/?preset=llama-7b&lang=en")
+    wait_rendered(page)
+    page.evaluate(
+        """() => { window.__shown = 0; new MutationObserver(() => {
+             if (!document.getElementById('contrast').hidden) window.__shown += 1; })
+           .observe(document.getElementById('contrast'), {attributes: true}); }"""
+    )
+    page.locator("#lang").select_option("zh-CN")
+    page.wait_for_function("() => document.documentElement.lang === 'zh-CN'")
+    settled(page)
+    assert page.locator("#preset").input_value() == "llama-7b"
+    assert "preset=llama-7b" in page.url
+    assert page.evaluate("() => window.__shown") == 0

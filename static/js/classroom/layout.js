@@ -64,7 +64,9 @@ export function initLayout(app, invalid, conflicts = null) {
     const fallback = all.find((s) => s.id === "flow") ?? all[0];
     const active = state.panel || (state.embed && fallback ? fallback.id : "");
     for (const section of all) {
-      section.hidden = state.embed && section.id !== active;
+      // data-absent: a panel that has nothing to show for this input (e.g. the word swap
+      // without typed text); it stays hidden whatever the view, without a flicker
+      section.hidden = (state.embed && section.id !== active) || section.hasAttribute("data-absent");
       section.classList.toggle("open", section.id === state.panel);
     }
     const signature = JSON.stringify([state.embed, state.lesson, state.big, state.hide, active]);

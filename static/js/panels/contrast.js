@@ -68,7 +68,11 @@ function render(data) {
 
 on("forward", ({ data, state: st }) => {
   state = st;
-  $("contrast").hidden = st.source !== "text" || !data.tokens;
+  const section = $("contrast");
+  const absent = st.source !== "text" || !data.tokens;
+  section.toggleAttribute("data-absent", absent);
+  // shown unless absent, or an embed of another panel (static/js/classroom/layout.js)
+  section.hidden = absent || (document.body.classList.contains("embed") && !section.classList.contains("open"));
   if (!data.tokens) return undefined;
   const changed = JSON.stringify(data.tokens) !== JSON.stringify(tokens) || st.layer !== last?.config.layer;
   tokens = data.tokens;
