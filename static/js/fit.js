@@ -127,3 +127,19 @@ export function rowFont(rows, length, size, min) {
   if (room >= min) return { size: Math.floor(room), all: true };
   return { size: min, all: false };
 }
+
+/**
+ * A tick step for a linear axis over [lo, hi] with about `n` labels and never fewer than
+ * two inside the range (Plotly's nticks on a narrow plot may label only "0").
+ */
+export function linearDtick(lo, hi, n) {
+  const span = hi - lo;
+  if (!(span > 0)) return null;
+  const raw = span / Math.max(1, n);
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const steps = [1, 2, 2.5, 5, 10].map((k) => k * mag);
+  const inside = (d) => Math.floor(hi / d + 1e-9) - Math.ceil(lo / d - 1e-9) + 1;
+  const up = steps.find((d) => d >= raw * (1 - 1e-9)) ?? 10 * mag;
+  if (inside(up) >= 2) return up;
+  return [...steps].reverse().find((d) => d <= span && inside(d) >= 2) ?? mag;
+}

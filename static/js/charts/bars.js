@@ -1,5 +1,5 @@
 // Bar charts, histograms and lines (series on shared axes).
-import { categoryTicks, fitting, rowFont, textWidth } from "../fit.js";
+import { categoryTicks, fitting, linearDtick, rowFont, textWidth } from "../fit.js";
 import { ACCENT, axis, baseLayout, logTicks, MUTED, px, react, shortLabels, sizeOf } from "./common.js";
 import { unchanged, whenVisible } from "./redraw.js";
 
@@ -140,9 +140,17 @@ function drawLines(el, series, opts) {
   const legendW = Math.max(...series.map((s) => textWidth(s.name ?? "", size))) + 40;
   const plotW = Math.max(40, w - legendW - size * 5);
   const plotH = Math.max(30, h - size * 5 - 20);
+  const xs = series.flatMap((t) => t.x);
+  const xTicks = { nticks: fitting(plotW, size * 4.5, 2) };
+  if ((opts.xType ?? "linear") === "linear" && xs.length) {
+    // at least two numbers on the axis, however narrow the plot (beside its legend)
+    const [lo, hi] = opts.xRange ?? [Math.min(...xs), Math.max(...xs)];
+    const dtick = linearDtick(lo, hi, xTicks.nticks);
+    if (dtick) Object.assign(xTicks, { tickmode: "linear", tick0: 0, dtick });
+  }
   const layout = baseLayout(el, opts.title, {
     xaxis: axis(opts.xTitle, plotW * 0.85, { small: h < 150, type: opts.xType ?? "linear", zeroline: true,
-      range: opts.xRange, nticks: fitting(plotW, size * 4.5, 2), ...logTicks(opts.xType, series.flatMap((t) => t.x)) }),
+      range: opts.xRange, ...xTicks, ...logTicks(opts.xType, xs) }),
     yaxis: axis(opts.yTitle, plotH, { small: w < 170, type: opts.yType ?? "linear", range: opts.yRange,
       nticks: fitting(plotH, size * 2.5, 2), ...logTicks(opts.yType, series.flatMap((t) => t.y)) }),
     legend: { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top", font: { size: px(11) } },

@@ -153,6 +153,8 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
     const name = opts.indexTicks ? (v) => index.get(v) : (v) => byLabel.get(v);
     Object.assign(yaxis, { type: "category", ...ticks, ticktext: ticks.tickvals.map(name) });
     if (rowF.size < size) yaxis.tickfont = { size: rowF.size };
+    // a single unnamed row (a bias vector): no tick mark and no label beside it
+    if (yLabels.every((l) => !String(l).trim())) Object.assign(yaxis, { ticks: "", showticklabels: false });
   } else {
     Object.assign(yaxis, { type: "linear", tick0: 0, dtick: integerDtick(rows, rowsFit) });
   }
