@@ -171,3 +171,46 @@ def test_stack_heatmaps_name_the_tokens_on_x(page, server_url):  # type: ignore[
     assert all(any(t.startswith(s.rstrip("…")) for t in tokens) for s in drawn["xtext"])
     assert any("[CLS]" in s for s in drawn["xtext"])
     assert page.recorder.errors == []
+
+
+def test_bias_vectors_draw_no_stray_tick(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?preset=tiny")
+    wait_rendered(page)
+    page.locator("#flow-weights:not([hidden])").wait_for()
+    for name in ("b1", "b2"):
+        page.locator(f"#plot-{name} .heatmap-label text").first.wait_for()
+        drawn = page.locator(f"#plot-{name}").evaluate(
+            """el => ({ ticks: el._fullLayout.yaxis.ticks,
+            marks: el.querySelectorAll('.ytick, path.ytick').length,
+            labels: [...el.querySelectorAll('.ytick text')].map(t => t.textContent) })"""
+        )
+        assert drawn["ticks"] == "" and drawn["marks"] == 0 and drawn["labels"] == [], drawn
+    # the matrices keep their row numbers
+    assert sorted(_layout(page, "plot-w1")["ytext"]) == ["0", "1"]
+    assert page.recorder.errors == []
+
+
+def test_variants_curves_label_the_x_axis_with_numbers(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?panel=variants")
+    wait_rendered(page)
+    show(page, "#variants")
+    page.locator("#plot-variant-curves .main-svg").first.wait_for()
+    labels = _layout(page, "plot-variant-curves")["xtext"]
+    numbers = [float(s.replace("\u2212", "-")) for s in labels]
+    assert len(numbers) >= 2 and min(numbers) < 0 < max(numbers), labels
+    assert page.recorder.errors == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_budget_formulas_are_spaced_like_the_numbers(page, server_url, lang):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?panel=budget&lang={lang}")
+    wait_rendered(page)
+    show(page, "#budget")
+    for cell in ("#budget-ffn-formula", "#budget-attn-formula"):
+        el = page.locator(cell)
+        text = el.inner_text()
+        assert text and "（" not in text and "）" not in text, text  # no full-width brackets
+        font = el.evaluate("e => getComputedStyle(e).fontFamily")
+        number = page.locator("#budget-ffn-params").evaluate("e => getComputedStyle(e).fontFamily")
+        assert font == number, (font, number)  # not a monospace face with wide gaps
+    assert page.recorder.errors == []
