@@ -261,6 +261,9 @@ function beforeAfter(data, yLabels) {
   const before = $("plot-output-before");
   const after = $("plot-output-after");
   before.dataset.zmax = after.dataset.zmax = String(zmax);
+  const note = $("perturb-scale-note");
+  note.dataset.i18n = robust ? "perturb.same_scale_robust" : "perturb.same_scale";
+  note.textContent = t(note.dataset.i18n);
   return [
     heatmap(before, data.output, { ...common, title: t("perturb.before"), filename: "ffn-output-before", clip: clips[0] }),
     heatmap(after, data.output_perturbed, { ...common, title: t("perturb.after"), filename: "ffn-output-after", clip: clips[1] }),

@@ -134,6 +134,7 @@ def test_pretrained_output_before_after_use_the_robust_range(page, server_url): 
     assert 0.5 * p99 < zmax < 2 * p99
     for drawn in (before, after):
         assert "99" in (drawn["data"][0]["colorbar"]["title"] or "")
+    assert "99" in page.locator("#perturb-scale-note").inner_text()  # the note says so too
     clipped = [
         int(page.locator(f"#{p}").get_attribute("data-clipped") or 0)
         for p in ("plot-output-before", "plot-output-after")
