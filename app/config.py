@@ -150,6 +150,16 @@ class Settings(BaseSettings):
             "would let a request's numbers depend on which thread ran it"
         ),
     )
+    matmul_workers: int = Field(
+        2,
+        ge=1,
+        description=(
+            "threads a big linear map (at least 4M weights: LLaMA-7B, 1024 -> 4096) is split "
+            "over, by output features, when the thread that computes has one torch thread "
+            "(app/model/parallel.py); the numbers are bit-identical to the unsplit map. "
+            "1: never split"
+        ),
+    )
     cache_dir: Path | None = Field(
         None,
         description="where computed data (the neuron view's corpus index) is kept; "
