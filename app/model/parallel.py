@@ -19,7 +19,9 @@ the L size); smaller ones cost less than the hop to another thread. Only a calle
 torch thread splits (the server's default, `FFN_LAB_TORCH_THREADS=1`): the pool's threads
 have one too, so the pieces run the very kernel the caller would, and a request's numbers
 never depend on the thread that ran it. With more torch threads torch parallelises the
-map itself. Nothing is split while autograd records (training) or with `set_workers(1)`.
+map itself. Nothing is split while autograd records (training), when the module has forward
+hooks (they see the module's own call: the dropout view captures W2's input so), or with
+`set_workers(1)`.
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ def _get_pool() -> ThreadPoolExecutor:
 
 def _splits(x: Tensor, layer: nn.Linear) -> bool:
     if _workers < 2 or layer.weight.numel() < MIN_SPLIT_WEIGHTS:
+        return False
+    if layer._forward_hooks or layer._forward_pre_hooks:  # a hook must see the real call
         return False
     if torch.get_num_threads() != 1:  # torch splits it itself; and rounding could differ
         return False

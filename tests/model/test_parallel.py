@@ -96,6 +96,17 @@ def test_a_caller_with_more_torch_threads_does_not_split(
         parallel.linear(torch.randn(4, 1024), torch.nn.Linear(1024, 4096))
 
 
+def test_a_module_with_hooks_is_called_whole(restore_workers: None) -> None:
+    parallel.set_workers(2)
+    layer = torch.nn.Linear(1024, 4096)
+    seen: list[torch.Tensor] = []
+    layer.register_forward_pre_hook(lambda _m, args: seen.append(args[0]))
+    with torch.inference_mode():
+        x = torch.randn(3, 1024)
+        parallel.linear(x, layer)
+    assert len(seen) == 1 and seen[0] is x
+
+
 def test_workers_must_be_positive() -> None:
     with pytest.raises(ValueError, match="workers must be >= 1"):
         parallel.set_workers(0)
