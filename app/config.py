@@ -160,6 +160,24 @@ class Settings(BaseSettings):
             "1: never split"
         ),
     )
+    malloc_arena_max: int = Field(
+        2,
+        ge=0,
+        description=(
+            "glibc malloc arenas (mallopt M_ARENA_MAX, set at start-up; 0: glibc's default, "
+            "8 per core). Fewer arenas keep less freed memory (app/services/allocator.py)"
+        ),
+    )
+    malloc_mmap_threshold_bytes: int = Field(
+        1 << 20,
+        ge=0,
+        le=1 << 25,
+        description=(
+            "blocks of at least this many bytes are mmap'd by glibc and returned to the "
+            "system when freed (mallopt M_MMAP_THRESHOLD; 0: glibc's dynamic threshold, "
+            "which rises to 32 MiB and leaves freed tensors in the heap)"
+        ),
+    )
     cache_dir: Path | None = Field(
         None,
         description="where computed data (the neuron view's corpus index) is kept; "
