@@ -37,6 +37,7 @@ from torch import Tensor, nn
 MIN_SPLIT_WEIGHTS = 1 << 22
 """Weights (in_features x out_features) from which a map is split over the pool."""
 
+_PREFIX = "ffn-matmul"
 _lock = threading.Lock()
 _workers = 2
 _pool: ThreadPoolExecutor | None = None
@@ -68,13 +69,19 @@ def _get_pool() -> ThreadPoolExecutor:
     with _lock:
         if _pool is None:
             _pool = ThreadPoolExecutor(
-                _workers, thread_name_prefix="ffn-matmul", initializer=_one_torch_thread
+                _workers, thread_name_prefix=_PREFIX, initializer=_one_torch_thread
             )
         return _pool
 
 
+def _in_pool() -> bool:
+    """True in one of the pool's own threads: work there is never split again (a task
+    waiting for tasks queued behind it would wait for ever)."""
+    return threading.current_thread().name.startswith(_PREFIX)
+
+
 def _splits(x: Tensor, layer: nn.Linear) -> bool:
-    if _workers < 2 or layer.weight.numel() < MIN_SPLIT_WEIGHTS:
+    if _in_pool() or _workers < 2 or layer.weight.numel() < MIN_SPLIT_WEIGHTS:
         return False
     if layer._forward_hooks or layer._forward_pre_hooks:  # a hook must see the real call
         return False
@@ -109,6 +116,46 @@ def linear(x: Tensor, layer: nn.Linear) -> Tensor:
     def block(start: int) -> Callable[[], Tensor]:
         part = None if bias is None else bias[start : start + step]
         return lambda: F.linear(x, weight[start : start + step], part)
+
+    futures = [_submit(pool, block(start)) for start in range(0, size, step)]
+    return torch.cat([f.result() for f in futures], dim=-1)
+
+
+def _may_split(weights: int) -> bool:
+    return (
+        _workers >= 2
+        and weights >= MIN_SPLIT_WEIGHTS
+        and torch.get_num_threads() == 1
+        and not _in_pool()
+    )
+
+
+def both(
+    first: Callable[[], Tensor], second: Callable[[], Tensor], weights: int
+) -> tuple[Tensor, Tensor]:
+    """(`first()`, `second()`) at once on two pool threads when they read at least
+    `MIN_SPLIT_WEIGHTS` weights each and the caller has one torch thread (the pool's
+    threads have one too: the same kernels, the same numbers); else one after the other."""
+    if not _may_split(weights):
+        return first(), second()
+    pool = _get_pool()
+    a, b = _submit(pool, first), _submit(pool, second)
+    return a.result(), b.result()
+
+
+def matmul(a: Tensor, w: Tensor) -> Tensor:
+    """`a @ w` for a [..., k] and w [k, n], w's columns split over the pool when w is big
+    (see `both`); each block is the same dot products, so the numbers are `a @ w`'s."""
+    if not _may_split(w.numel()) or (
+        torch.is_grad_enabled() and (a.requires_grad or w.requires_grad)
+    ):
+        return a @ w
+    size = w.shape[1]
+    step = -(-size // _workers)
+    pool = _get_pool()
+
+    def block(start: int) -> Callable[[], Tensor]:
+        return lambda: a @ w[:, start : start + step]
 
     futures = [_submit(pool, block(start)) for start in range(0, size, step)]
     return torch.cat([f.result() for f in futures], dim=-1)

@@ -107,6 +107,37 @@ def test_a_module_with_hooks_is_called_whole(restore_workers: None) -> None:
     assert len(seen) == 1 and seen[0] is x
 
 
+def test_work_in_the_pool_is_not_split_again(restore_workers: None) -> None:
+    parallel.set_workers(2)
+    layer = torch.nn.Linear(1024, 4096)
+    x = torch.randn(2, 1024)
+    with torch.inference_mode():  # four nested splits on two threads would deadlock
+        a, b = parallel.both(
+            lambda: parallel.linear(x, layer), lambda: parallel.linear(x, layer), 1 << 22
+        )
+    assert torch.equal(a, b)
+
+
 def test_workers_must_be_positive() -> None:
     with pytest.raises(ValueError, match="workers must be >= 1"):
         parallel.set_workers(0)
+
+
+def test_the_misconceptions_checks_give_the_same_numbers_split_or_not(
+    restore_workers: None,
+) -> None:
+    from app.config import Settings
+    from app.lab.contrast import misconceptions
+    from app.lab.spec import PerturbSpec
+    from app.services.weight_cache import WeightCache
+
+    spec = PerturbSpec(d_model=1024, d_ff=4096, activation="swiglu", bias=True, num_tokens=3)
+    cache, settings = WeightCache(10**9), Settings()
+    answers = []
+    for workers in (1, 2):
+        parallel.set_workers(workers)
+        answers.append(misconceptions(spec, cache, settings))
+    one, two = answers
+    for key in ("additivity_gap", "no_activation_gap", "no_activation_bilinear_gap"):
+        assert one[key] == two[key], key
+    assert one["no_activation_features_checked"] == two["no_activation_features_checked"] > 1
