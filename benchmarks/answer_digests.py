@@ -19,6 +19,7 @@ import hashlib
 import json
 import random
 import sys
+from pathlib import Path
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -26,7 +27,7 @@ from fastapi.testclient import TestClient
 from app.main import create_app
 
 ACTIVATIONS = ["relu", "gelu", "gelu_tanh", "silu", "swiglu", "geglu", "geglu_tanh"]
-TEACHING = {
+TEACHING: dict[str, dict[str, Any]] = {
     "/api/misconceptions": {"position": 1},
     "/api/variants": {},
     "/api/dropout": {"dropout": 0.1},
@@ -84,15 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", nargs=2)
     args = parser.parse_args(argv)
     if args.compare:
-        old, new = (json.loads(open(p, encoding="utf-8").read()) for p in args.compare)
+        old, new = (json.loads(Path(p).read_text(encoding="utf-8")) for p in args.compare)
         differ = [k for k in old if old[k] != new.get(k)]
         print(f"{len(old)} answers, {len(differ)} differ {differ[:10]}")
         return 1 if differ or len(old) != len(new) else 0
     found = digests(args.llama)
     text = json.dumps(found, indent=0)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text)
+        Path(args.out).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
     print(f"{len(found)} answers", file=sys.stderr)
