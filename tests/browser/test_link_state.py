@@ -204,9 +204,7 @@ def test_a_gated_preset_survives_a_language_switch_and_the_word_swap_never_flick
     assert page.evaluate("() => window.__shown") == 0
 
 
-def test_typed_text_controls_keep_the_layer_shape_after_a_language_switch(
-    page, server_url
-):  # type: ignore[no-untyped-def]
+def test_typed_text_controls_keep_the_layer_shape_after_a_language_switch(page, server_url):  # type: ignore[no-untyped-def]
     """The disabled controls show what ran (MiniLM: 384 -> 1536, GELU, T tokens); switching
     the language once put the sliders' own 16 -> 64 ReLU back on them."""
     from app.model.pretrained import is_available
