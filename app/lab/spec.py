@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ PRETRAINED_D_MODEL = 384
 """d_model of all-MiniLM-L6-v2 (model = 'minilm-l6')."""
 PRETRAINED_MODELS = ("minilm-l6",)
 PRETRAINED_LAYERS = 6
+"""Encoder layers of all-MiniLM-L6-v2."""
 MODES = ("eval", "train")
 DISPLAYS = ("auto", "full", "top_rms")
 VARIANTS: tuple[str, ...] = ("relu", "gelu", "silu", "swiglu", "geglu", "geglu_tanh")
@@ -179,13 +180,13 @@ def forward_spec(settings: Settings | None = None, **body: Any) -> ForwardSpec:
         TypeError: an argument the API body does not have.
         ValueError: a value the API would refuse with a 422; the message names the field.
     """
-    return _build(ForwardSpec, settings or get_settings(), body)
+    return build_spec(ForwardSpec, settings or get_settings(), body)
 
 
 def perturb_spec(settings: Settings | None = None, **body: Any) -> PerturbSpec:
     """A `PerturbSpec` from the keyword arguments of an /api/perturb body (see
     `forward_spec`); `delta` may be a list, an array or a tensor."""
-    return cast(PerturbSpec, _build(PerturbSpec, settings or get_settings(), body))
+    return build_spec(PerturbSpec, settings or get_settings(), body)
 
 
 BODY_ONLY = {"tokens", "weights", "delta"}
@@ -196,9 +197,19 @@ def to_spec(source: Any, cls: type[S]) -> S:
     return cls(**{name: getattr(source, name) for name in cls.__dataclass_fields__})
 
 
-def _build(cls: type[ForwardSpec], settings: Settings, body: dict[str, Any]) -> ForwardSpec:
+def build_spec(cls: type[S], settings: Settings, body: dict[str, Any]) -> S:
+    """`cls` (a `ForwardSpec` or a subclass) from an API body's keywords, with the forward
+    body's checks (and the perturb body's for a `PerturbSpec`); `tokens`, `weights` and,
+    when `cls` has `delta_array`, `delta` are read from the body. A subclass's own fields
+    are passed through unchecked: its builder checks them (e.g. `stack_spec`).
+
+    Raises:
+        TypeError: an argument the API body does not have.
+        ValueError: a value the API would refuse with a 422; the message names the field.
+    """
     known = set(cls.__dataclass_fields__) - {"tokens_array", "weights_arrays", "delta_array"}
-    allowed = known | (BODY_ONLY if cls is PerturbSpec else BODY_ONLY - {"delta"})
+    has_delta = "delta_array" in cls.__dataclass_fields__
+    allowed = known | (BODY_ONLY if has_delta else BODY_ONLY - {"delta"})
     unknown = sorted(set(body) - allowed)
     if unknown:
         raise TypeError(f"unexpected argument(s) {', '.join(unknown)}; allowed: {sorted(allowed)}")
@@ -279,6 +290,41 @@ def _build(cls: type[ForwardSpec], settings: Settings, body: dict[str, Any]) -> 
     if not extra:
         return spec
     return cls(**(values | extra))
+
+
+def seeded_only_message(model: str) -> str:
+    """Why a teaching view refuses the pretrained model (the API's 422 words)."""
+    return (
+        f"model = {model!r} is not supported here: the teaching views run on seeded "
+        "or submitted weights; use /api/forward or /api/perturb for the pretrained layer"
+    )
+
+
+def check_int(field: str, value: Any, low: int, high: int | None = None) -> int:
+    """`value` as an int in [low, high] (no upper bound when None), else a ValueError
+    naming `field`."""
+    return _int(field, value, low, high)
+
+
+def check_choice(field: str, value: Any, allowed: tuple[str, ...]) -> str:
+    """`value` when it is one of `allowed`, else a ValueError naming `field`."""
+    return _choice(field, value, allowed)
+
+
+def check_bool(field: str, value: Any) -> bool:
+    """`value` when it is a bool (the API is strict: 1 is not true), else a ValueError."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{field} must be true or false, got {value!r}")
+    return value
+
+
+def check_number(field: str, value: Any, low: float) -> float:
+    """`value` as a finite float of at least `low`, else a ValueError naming `field`."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+        raise ValueError(f"{field} must be a number, got {value!r}")
+    if not np.isfinite(value) or value < low:
+        raise ValueError(f"{field} = {value!r} is not allowed: it must be at least {low:g}")
+    return float(value)
 
 
 def _perturbation(
