@@ -233,3 +233,28 @@ def test_stack_and_cheaper_take_only_their_body_fields() -> None:
         lab.stack(rank=2)
     with pytest.raises(TypeError, match="n_layers"):
         lab.cheaper(n_layers=2)
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "body"),
+    [
+        ("forward", {"d_model": 512, "d_ff": 2048, "include_weights": True}),
+        ("forward", {"tokens": TOKENS, "num_tokens": 5, "d_model": 6}),
+        ("forward", {"model": "minilm-l6", "text": "hi", "num_tokens": 3}),
+        ("forward", {"model": "minilm-l6", "text": "hi", "mode": "train"}),
+        ("forward", {"d_model": 6, "d_ff": 10, "weights": WEIGHTS, "weights_id": "x"}),
+        ("perturb", {"num_tokens": 4, "position": 1, "replace_word": "dog"}),
+        ("perturb", {"num_tokens": 4, "position": 1, "scale": 1e9}),
+        ("perturb", {"num_tokens": 4, "position": 1, "delta": [1.0, 2.0]}),
+        ("perturb", {"model": "minilm-l6", "text": "hi", "scale": 1.0, "replace_word": "a"}),
+    ],
+)
+def test_forward_and_perturb_refuse_with_the_api_words(
+    client: TestClient, endpoint: str, body: dict[str, Any]
+) -> None:
+    """One source of truth: the checks across fields are app.lab.spec's, for both."""
+    response = client.post(f"/api/{endpoint}", json=body)
+    assert response.status_code == 422, response.text
+    with pytest.raises(ValueError) as caught:
+        getattr(lab, endpoint)(**body)
+    assert str(caught.value) in response.text
