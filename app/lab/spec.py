@@ -432,13 +432,20 @@ def check_perturbation(
         if delta is not None and spec.scale is not None:
             raise ValueError("give either delta or scale, not both")
         width, what = spec.d_model, "d_model"
-    array = None
-    if delta is not None:
-        array = as_float_array(delta, "delta", ndim=1)
-        if array.shape[0] != width:
-            raise ValueError(f"delta has {array.shape[0]} numbers; it must have {what} = {width}")
+    array = check_delta(delta, width, what)
     if spec.scale is not None and spec.scale > max_abs_value:
         raise ValueError(f"scale = {spec.scale:g} is over the limit of {max_abs_value:g}")
+    return array
+
+
+def check_delta(delta: Any, width: int, what: str = "d_model") -> Array | None:
+    """The nudge `delta` as float32 [width] (None when not given), else a ValueError saying
+    it must have `what` = width numbers."""
+    if delta is None:
+        return None
+    array = as_float_array(delta, "delta", ndim=1)
+    if array.shape[0] != width:
+        raise ValueError(f"delta has {array.shape[0]} numbers; it must have {what} = {width}")
     return array
 
 

@@ -28,12 +28,12 @@ from app.lab.spec import (
     build_spec,
     check_bool,
     check_choice,
+    check_delta,
     check_int,
     check_number,
 )
 from app.lab.stack import LayerChange, StackResult, attention_param_count, build_stack, run_stack
 from app.lab.stack_pretrained import pretrained_stack
-from app.lab.values import as_float_array
 from app.model.ffn import FFNConfig, FFNWeights
 from app.model.pretrained import MODEL_ID
 from app.services.checkpoint import checkpoint
@@ -197,11 +197,7 @@ def _check_nudge(
         )
     if delta is not None and spec.scale is not None:
         raise ValueError("give either delta or scale, not both")
-    array = None
-    if delta is not None:
-        array = as_float_array(delta, "delta", ndim=1)
-        if array.shape[0] != width:
-            raise ValueError(f"delta has {array.shape[0]} numbers; it must have d_model = {width}")
+    array = check_delta(delta, width)
     if spec.scale is not None and spec.scale > max_abs_value:
         raise ValueError(f"scale = {spec.scale:g} is too large: at most {max_abs_value:g}")
     return array

@@ -161,21 +161,13 @@ class ForwardRequest(BaseModel):
         return to_spec(self, ForwardSpec)
 
     def ffn_config(self) -> FFNConfig:
-        """The model's shape; dropout applies only in train mode."""
-        return FFNConfig(
-            d_model=self.d_model,
-            d_ff=self.d_ff,
-            activation=self.activation,
-            bias=self.bias,
-            dropout=self.dropout if self.mode == "train" else 0.0,
-        )
+        """The model's shape; dropout applies only in train mode (`ForwardSpec.ffn_config`)."""
+        return to_spec(self, ForwardSpec).ffn_config()
 
     @property
     def token_count(self) -> int:
-        """T, the number of tokens this request runs."""
-        if self._tokens is not None:
-            return int(self._tokens.shape[0])
-        return self.num_tokens if self.num_tokens is not None else 8
+        """T, the number of tokens this request runs (`ForwardSpec.token_count`)."""
+        return to_spec(self, ForwardSpec).token_count
 
     @property
     def tokens_array(self) -> npt.NDArray[np.float32] | None:
