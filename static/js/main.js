@@ -154,6 +154,8 @@ function syncControls() {
   $("control-dropout-value").textContent = String(state.dropout);
   $("panel").value = state.panel;
   $("lang").value = state.lang || document.documentElement.lang;
+  // Typed text: the (locked) controls show the pretrained layer that ran, whatever re-synced them.
+  if (state.source === "text" && lastForward?.config) showActualShape(lastForward.config);
 }
 
 function applyPreset(id) {

@@ -153,6 +153,7 @@ def _report(name: str, results: dict[str, Any]) -> None:
     (out / f"{name}.json").write_text(json.dumps(results, indent=1, ensure_ascii=False))
 
 
+@pytest.mark.timeout(900)  # four sizes x languages of every panel, at LLaMA-7B on 2 cores
 @pytest.mark.parametrize("name", list(CASES))
 def test_no_clipped_or_overlapping_text(browser, server_url, name):  # type: ignore[no-untyped-def]
     query, activation = CASES[name]
