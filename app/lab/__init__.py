@@ -11,6 +11,8 @@ The layer the server, the snapshot and notebooks all use:
 - `lab.check(module_or_class, d_model=..., d_ff=...)`: run the FFN debugging checklist on
   your own `torch.nn.Module` (see `app.lab.checker`); the `ffn-lab check` command runs the
   same checks on a file, in a subprocess with a time limit.
+- `lab.stack(n_layers=4, attention=True, position=2, ...)` and `lab.cheaper(rank=4, ...)`:
+  the same numbers as POST /api/stack and /api/cheaper, keywords named as their bodies.
 - `app.lab.stack` (a stack of layers with their own FFNs), `app.lab.train` (an FFN learning a
   key-value memory; task and model in `app.lab.memory`), `app.lab.cheaper` (low-rank and
   stacked FFNs): plain arguments in, dataclasses of tensors/arrays out, domain errors as
@@ -19,7 +21,7 @@ The layer the server, the snapshot and notebooks all use:
 
 from __future__ import annotations
 
-from app.lab.api import Result, forward, perturb
+from app.lab.api import Result, cheaper, forward, perturb, stack
 from app.lab.checker import CannotCheck, CheckReport, CheckResult, check
 from app.lab.errors import InvalidValue, LabError, ModelUnavailable
 from app.lab.figures import flow, perturbation, sparsity
@@ -33,6 +35,7 @@ __all__ = [
     "LabError",
     "ModelUnavailable",
     "Result",
+    "cheaper",
     "check",
     "flow",
     "forward",
@@ -40,4 +43,5 @@ __all__ = [
     "perturb",
     "perturbation",
     "sparsity",
+    "stack",
 ]

@@ -1,4 +1,4 @@
-"""The notebook API: `lab.forward(...)` and `lab.perturb(...)` without a server.
+"""The notebook API: `lab.forward`, `lab.perturb`, `lab.stack`, `lab.cheaper` without a server.
 
 Every keyword is a field of the matching API body, with the same name, default and checks
 (see `ForwardRequest` / `PerturbRequest` in /openapi.json); the answer holds the same numbers
@@ -9,7 +9,8 @@ as POST /api/forward and /api/perturb, as NumPy arrays, by the API's field names
     r["hidden"]          # float32 [6, 64], after the activation (Vaswani et al. 2017 eq. 2)
     lab.flow(r).show()
 
-Both run the very functions the server runs (app.lab.ffn, app.lab.pretrained) on a
+Each runs the very function the server runs (app.lab.ffn, app.lab.pretrained,
+app.lab.stack_answer, app.lab.cheaper_answer) on a
 process-wide weight cache of the server's class (app.services.shared).
 """
 
@@ -25,7 +26,9 @@ import torch
 from app.config import Settings, get_settings
 from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
+from app.lab.cheaper_answer import cheaper_answer, cheaper_spec
 from app.lab.spec import forward_spec, perturb_spec
+from app.lab.stack_answer import stack_answer, stack_spec
 from app.services.shared import default_cache
 
 
@@ -118,14 +121,61 @@ def perturb(**body: Any) -> Result:
         return Result("perturb", runner.perturb(spec, default_cache(), settings))
 
 
+def stack(**body: Any) -> Result:
+    """A stack of `n_layers` FFN sub-layers (or full blocks), as POST /api/stack.
+
+    Keywords: the POST /api/stack body: the forward keywords plus n_layers (1 to 12),
+    share_weights (ALBERT-style: layer 0's FFN everywhere), attention (self-attention +
+    FFN blocks), norm ("post" or "pre"), num_heads, and a nudge: position with delta
+    [d_model] or scale (L2 norm of a random direction drawn by direction_seed). With
+    model = "minilm-l6" and text, the real encoder's first n_layers layers.
+
+    Returns:
+        The /api/stack answer: layers (per layer params, weights_stream, update_ratio [T],
+        attention_update_ratio, sparsity, output_row_norms [T] and, with a nudge,
+        delta_norm_per_position [T], changed_positions), params_total, output float32
+        [T, d_model] (the last layer's), changed_positions and
+        max_abs_change_other_positions (exactly 0 without attention).
+
+    Raises:
+        TypeError, ValueError: as `forward` (the messages are the API's 422 words).
+    """
+    settings = get_settings()
+    spec = stack_spec(settings, **body)
+    with server_threads(settings, single=False):
+        return Result("stack", stack_answer(spec, settings))
+
+
+def cheaper(**body: Any) -> Result:
+    """The plain FFN beside a low-rank one and MobileBERT's stacked FFNs, as POST /api/cheaper.
+
+    Keywords: the forward keywords (seeded or submitted weights; no model) plus rank (r of
+    W1 ~ U V, default d_model // 4), d_inner (the bottleneck, default d_model // 4) and
+    num_ffns (F stacked small FFNs, default 4).
+
+    Returns:
+        The /api/cheaper answer: variants (plain, low_rank, stacked: params, params_ratio,
+        flops, flops_ratio, output float32 [T, d_model], output_row_norms [T],
+        max_abs_diff_from_plain, relative_error), singular_values of W1, energy_kept.
+
+    Raises:
+        TypeError, ValueError: as `forward`.
+    """
+    settings = get_settings()
+    spec = cheaper_spec(settings, **body)
+    with server_threads(settings, single=True):
+        return Result("cheaper", cheaper_answer(spec, default_cache()))
+
+
 @contextmanager
-def server_threads(settings: Settings) -> Iterator[None]:
+def server_threads(settings: Settings, single: bool = False) -> Iterator[None]:
     """Run with the server's torch thread count (`torch_threads`), then restore the caller's.
 
     A float32 matmul split over 1 or 2 threads rounds differently in the last bit, so the
-    same count is what makes `lab.forward` equal to POST /api/forward bit for bit.
+    same count is what makes `lab.forward` equal to POST /api/forward bit for bit. `single`:
+    one thread, as POST /api/cheaper runs (its SVD is far faster on one thread).
     """
-    count = settings.torch_threads
+    count = 1 if single else settings.torch_threads
     if not count:
         yield
         return

@@ -26,7 +26,7 @@ from torch import Tensor, nn
 
 from app.analysis import flop_count, param_counts
 from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
-from app.model.ffn_weights import _linear_init
+from app.model.ffn_weights import seeded_linear
 from app.model.seeding import stream_seed
 
 
@@ -92,17 +92,6 @@ class LowRankFFN(nn.Module):
         return plain.total - w1_flops + 2 * t * (d_model * self.rank + self.rank * d_ff)
 
 
-def _seeded_linear(fan_in: int, fan_out: int, seed: int, bias: bool) -> nn.Linear:
-    weight, b = _linear_init(fan_in, fan_out, torch.Generator().manual_seed(seed))
-    linear = nn.Linear(fan_in, fan_out, bias=bias)
-    with torch.no_grad():
-        linear.weight.copy_(weight.T)
-        if linear.bias is not None:
-            linear.bias.copy_(b)
-    linear.requires_grad_(False)
-    return linear
-
-
 class StackedFFN(nn.Module):
     """MobileBERT-style: x -> x W_in -> F times (h <- h + FFN_k(h)) -> h W_out.
 
@@ -128,7 +117,9 @@ class StackedFFN(nn.Module):
         self.d_model = d_model
         self.d_inner = d_inner
         self.small = FFNConfig(d_inner, 4 * d_inner, activation, bias)
-        self.down = _seeded_linear(d_model, d_inner, stream_seed(seed, "stacked.in"), bias)
+        self.down = seeded_linear(
+            d_model, d_inner, stream_seed(seed, "stacked.in"), bias, trainable=False
+        )
         self.ffns = nn.ModuleList(
             PositionwiseFeedForward(
                 self.small,
@@ -143,7 +134,9 @@ class StackedFFN(nn.Module):
             )
             for k in range(num_ffns)
         )
-        self.up = _seeded_linear(d_inner, d_model, stream_seed(seed, "stacked.out"), bias)
+        self.up = seeded_linear(
+            d_inner, d_model, stream_seed(seed, "stacked.out"), bias, trainable=False
+        )
         self.bias = bias
 
     def forward(self, x: Tensor) -> Tensor:

@@ -24,7 +24,7 @@ from app.model.ffn import (
     expected_shapes,
 )
 from app.model.seeding import generator as stream_generator
-from app.services.compute import checkpoint
+from app.services.checkpoint import checkpoint
 from app.services.weight_cache import WeightCache
 
 

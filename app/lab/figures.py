@@ -7,270 +7,32 @@ VS Code or Colab, and plotly's own `write_html` / `write_image`). Colours are th
 heatmap); titles, axis names and captions come from the page's message catalogs
 (static/i18n/<lang>/*.json). Every heatmap shows the answer's own arrays; when an answer was
 summarised for display (`reduction`), the caption says "showing k of n" and the x axis is
-labelled with the real column indices, as on the page.
+labelled with the real column indices, as on the page. The traces, colours and catalogs
+they are made of are in `app.lab.figure_parts`.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.paths import STATIC_DIR
+from app.lab.figure_parts import (
+    ACCENT,
+    DIVERGING,
+    MUTED,
+    PLOT_CONFIG,
+    Answer,
+    Messages,
+    _layout,
+    bars,
+    caption,
+    windowed,
+)
 
-# ColorBrewer RdBu (colour-blind safe), as static/js/charts.js: blue < 0 < red, white at 0.
-DIVERGING = [
-    [0.0, "#2166ac"],
-    [0.125, "#4393c3"],
-    [0.25, "#92c5de"],
-    [0.375, "#d1e5f0"],
-    [0.5, "#f7f7f7"],
-    [0.625, "#fddbc7"],
-    [0.75, "#f4a582"],
-    [0.875, "#d6604d"],
-    [1.0, "#b2182b"],
-]
-ACCENT = "#2166ac"
-MUTED = "#b2182b"
-# No modebar: its "share" button would upload the chart to Plotly's cloud (issue 10 item 10).
-PLOT_CONFIG = {"displayModeBar": False, "displaylogo": False, "responsive": True}
-
-# Columns drawn at once, as static/js/windows.js: every drawn cell is one entry, no pooling.
-WINDOW = {"units": 256, "features": 128}
-
-Answer = Mapping[str, Any]
-"""A forward or perturb answer: the dict `lab.forward` / `lab.perturb` return, or its JSON."""
-
-
-@lru_cache
-def catalog(lang: str) -> dict[str, str]:
-    """Every message of `lang`, merged from static/i18n/<lang>/*.json (sorted by part)."""
-    merged: dict[str, str] = {}
-    for path in sorted((STATIC_DIR / "i18n" / lang).glob("*.json")):
-        merged |= json.loads(path.read_text(encoding="utf-8"))
-    if not merged:
-        raise ValueError(f"lang = {lang!r} has no message catalog; use 'en' or 'zh-CN'")
-    return merged
-
-
-class Messages:
-    """`msg(key, **params)` fills {name} placeholders like static/js/i18n.js `t()`."""
-
-    def __init__(self, lang: str) -> None:
-        self.messages = catalog(lang)
-
-    def __call__(self, key: str, **params: Any) -> str:
-        text = self.messages.get(key, key)
-        for name, value in params.items():
-            text = text.replace("{" + name + "}", str(value))
-        return text
-
-
-def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
-    return {
-        "title": {"text": title, "font": {"size": 14}},
-        "xaxis": {"title": {"text": x_title}, "automargin": True},
-        "yaxis": {"title": {"text": y_title}, "automargin": True},
-        "font": {"family": "system-ui, sans-serif", "size": 12, "color": "#1a1a1a"},
-        "margin": {"l": 56, "r": 16, "t": 40, "b": 48},
-        "height": 340,
-        "paper_bgcolor": "white",
-        "plot_bgcolor": "white",
-        **extra,
-    }
-
-
-def summary_of(answer: Answer, key: str) -> dict[str, Any] | None:
-    """The display summary of tensor `key` (see `reduction`), or None when it was sent whole:
-    {"kept": column indices, "total": the full tensor's column count}."""
-    reduction = answer.get("reduction")
-    for group in (reduction or {}).get("groups", []):
-        if key in group["tensors"]:
-            return {"kept": [int(i) for i in group["kept"]], "total": int(group["full_shape"][1])}
-    return None
-
-
-def caption(answer: Answer, key: str, msg: Messages) -> str:
-    """`hidden [6 × 64]`, plus "showing k of n ..." when the tensor was summarised."""
-    summary = summary_of(answer, key)
-    shape = answer.get("shapes", {}).get(key)
-    if shape is None:
-        shape = list(np.shape(answer[key]))
-        if summary is not None:
-            shape[-1] = summary["total"]
-    text = f"{key} [{' × '.join(str(n) for n in shape)}]"
-    if summary is not None:
-        text += " · " + msg("display.summary", kept=len(summary["kept"]), total=summary["total"])
-    return text
-
-
-def window(
-    z: Any, key: str, answer: Answer, kind: str, msg: Messages, x_title: str
-) -> tuple[np.ndarray, list[int], str]:
-    """The first window of consecutive real columns of tensor `key` that the answer holds.
-
-    Args:
-        z: the tensor as sent [T, n_sent] (all columns, or those `reduction` lists).
-        key: its name in the answer ("hidden", "output", ...), to find its `reduction` group.
-        answer: the whole answer (for `reduction`).
-        kind: "units" (d_ff) or "features" (d_model): the window's width and axis label.
-        msg: the catalog, for the axis label ("units 0–255 of 2048").
-        x_title: the axis title when the whole tensor fits.
-
-    Returns:
-        (z window [T, w], the real column index of each drawn column, the axis title).
-    """
-    array = np.asarray(z)
-    total = array.shape[1]
-    index = list(range(total))
-    summary = summary_of(answer, key)
-    if summary is not None:
-        total, index = summary["total"], summary["kept"]
-    width = min(WINDOW[kind], array.shape[1])
-    start = 0
-    if index != list(range(index[0], index[0] + len(index))):
-        # columns chosen by the server (display='top_rms'): draw the first consecutive run
-        while start + 1 < len(index) and index[start + 1] != index[start] + 1:
-            start += 1
-        run = start + 1
-        while run < len(index) and run - start < width and index[run] == index[run - 1] + 1:
-            run += 1
-        width = run - start
-    shown = index[start : start + width]
-    if len(shown) == total:
-        return array, shown, x_title
-    label = "window.units" if kind == "units" else "window.features"
-    return (
-        array[:, start : start + width],
-        shown,
-        msg(label, first=shown[0], last=shown[-1], total=total),
-    )
-
-
-def robust_zmax(values: Any, q: float = 0.99) -> float:
-    """The `q` quantile of |value| (the page's robustRange, static/js/charts/heatmap.js):
-    the sorted |values| at index floor(q (n - 1)); 1e-12 for an empty or zero tensor."""
-    flat = np.sort(np.abs(np.asarray(values, dtype=np.float64)).ravel())
-    if not flat.size:
-        return 1e-12
-    zmax = float(flat[min(flat.size - 1, int(np.floor(q * (flat.size - 1))))])
-    return zmax or float(flat[-1]) or 1e-12
-
-
-def _signed_label(v: float) -> str:
-    """ "+1.5", "0", "−0.25": zero unsigned (a "+.2~g" format prints "+0"), U+2212 minus."""
-    if v == 0:
-        return "0"
-    a = abs(v)
-    text = f"{a:.1e}".replace(".0e", "e") if a < 1e-3 or a >= 1e5 else f"{float(f'{a:.3g}'):g}"
-    return ("+" if v > 0 else "−") + text
-
-
-def signed_ticks(zmax: float, n: int = 5) -> dict[str, Any]:
-    """Colour-bar ticks of [-zmax, zmax]: zero and nice steps either side, about `n` in all
-    (as static/js/fit.js `signedTicks`). Returns Plotly colorbar fields."""
-    m = abs(zmax)
-    if not m > 0:
-        values = [0.0]
-    else:
-        half = max(1, (n - 1) // 2)
-        raw = m / half
-        mag = 10 ** np.floor(np.log10(raw))
-        step = next((k * mag for k in (1, 2, 2.5, 5, 10) if k * mag >= raw * (1 - 1e-9)), 10 * mag)
-        k = int(np.floor(m / step + 1e-9))
-        if k < 1:
-            mm = 10 ** np.floor(np.log10(m))
-            end = next((f * mm for f in (5, 2.5, 2, 1) if f * mm <= m * (1 + 1e-9)), mm)
-            values = [-end, 0.0, end]
-        else:
-            values = [float(f"{i * step:.12g}") for i in range(-k, k + 1)]
-    return {"tickmode": "array", "tickvals": values, "ticktext": [_signed_label(v) for v in values]}
-
-
-def heatmap(
-    z: Any,
-    title: str,
-    x_title: str,
-    y_title: str,
-    x_labels: list[int] | None = None,
-    zmax: float | None = None,
-    clip_title: str | None = None,
-) -> go.Figure:
-    """A signed heatmap [rows, cols] with a symmetric colour range around 0.
-
-    `x_labels`: the real column index of each drawn column (a window of a wider tensor).
-    `clip_title`: the range `zmax` clips values (a robust range): the cells beyond it are
-    marked × (a second trace) and the colour bar carries this title, as on the page.
-    """
-    values = np.asarray(z, dtype=np.float64)
-    if zmax is None:
-        zmax = float(np.max(np.abs(values))) if values.size else 0.0
-    zmax = zmax or 1e-12
-    colorbar: dict[str, Any] = {"thickness": 10, "outlinewidth": 0, **signed_ticks(zmax)}
-    traces: list[Any] = []
-    rows, cols = np.nonzero(np.abs(values) > zmax) if values.ndim == 2 else ((), ())
-    if clip_title is not None and len(rows):
-        colorbar["title"] = {"text": clip_title, "side": "top"}
-        xs = [x_labels[c] if x_labels is not None else int(c) for c in cols]
-        traces.append(
-            go.Scatter(
-                x=xs,
-                y=[int(r) for r in rows],
-                mode="markers",
-                marker={"symbol": "x-thin", "size": 6, "line": {"width": 1.5, "color": "#111"}},
-                hoverinfo="skip",
-                showlegend=False,
-            )
-        )
-    trace = go.Heatmap(
-        z=values,
-        x=x_labels,
-        zmin=-zmax,
-        zmax=zmax,
-        zmid=0,
-        colorscale=DIVERGING,
-        colorbar=colorbar,
-        hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>%{{z:+.4~g}}<extra></extra>",
-    )
-    layout = _layout(title, x_title, y_title)
-    layout["yaxis"] |= {"autorange": "reversed"}
-    layout["xaxis"] |= {"tickangle": 0}
-    return go.Figure([trace, *traces], layout)
-
-
-def bars(
-    values: list[float], title: str, x_title: str, y_title: str, colors: Any = ACCENT
-) -> go.Figure:
-    """One bar per position."""
-    trace = go.Bar(
-        x=[str(i) for i in range(len(values))],
-        y=values,
-        marker={"color": colors},
-        hovertemplate=f"{x_title} %{{x}}<br>{y_title} %{{y:.4~g}}<extra></extra>",
-    )
-    layout = _layout(title, x_title, y_title)
-    layout["xaxis"] |= {"type": "category"}
-    return go.Figure(trace, layout)
-
-
-def windowed(
-    answer: Answer, key: str, title: str, kind: str, msg: Messages, x_title: str
-) -> go.Figure:
-    """The heatmap of a window of tensor `key`'s real columns, the window named on its axis.
-
-    A pretrained layer's answer (config `model`) is coloured as on the page: by the 99th
-    percentile of |value| of the whole tensor sent, the cells beyond it marked ×.
-    """
-    z, x, axis_title = window(answer[key], key, answer, kind, msg, x_title)
-    if answer.get("config", {}).get("model"):
-        zmax = robust_zmax(answer[key])
-        return heatmap(z, title, axis_title, msg("axis.position"), x, zmax, msg("clip.bar"))
-    return heatmap(z, title, axis_title, msg("axis.position"), x)
+__all__ = ["DIVERGING", "PLOT_CONFIG", "Messages", "figures", "flow", "perturbation", "sparsity"]
 
 
 def flow_panels(forward: Answer, msg: Messages) -> list[tuple[str, go.Figure]]:

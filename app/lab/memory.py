@@ -34,7 +34,7 @@ from app.analysis import param_counts
 from app.analysis.sparsity import DEFAULT_THRESHOLD
 from app.model.activations import get_activation
 from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
-from app.model.ffn_weights import _linear_init
+from app.model.ffn_weights import seeded_linear
 from app.model.seeding import generator, stream_seed
 
 F32 = npt.NDArray[np.float32]
@@ -131,8 +131,8 @@ class MemoryModel(nn.Module):
             )
             self.ffn = PositionwiseFeedForward(ffn_config, weights)
         else:
-            self.linear = _seeded_linear(d, d, init_seed)
-        self.readout = _seeded_linear(
+            self.linear = seeded_linear(d, d, init_seed)
+        self.readout = seeded_linear(
             d, config.num_classes, stream_seed(config.seed, "train.readout")
         )
         self.requires_grad_(True)  # PositionwiseFeedForward is built frozen
@@ -165,16 +165,6 @@ class MemoryModel(nn.Module):
         sublayer = sum(p.numel() for p in sub.parameters()) if sub is not None else 0
         readout = sum(p.numel() for p in self.readout.parameters())
         return {"sublayer": sublayer, "readout": readout, "total": sublayer + readout}
-
-
-def _seeded_linear(fan_in: int, fan_out: int, seed: int) -> nn.Linear:
-    """nn.Linear with PyTorch's default init drawn from `seed` (as `FFNWeights.seeded`)."""
-    weight, bias = _linear_init(fan_in, fan_out, torch.Generator().manual_seed(seed))
-    linear = nn.Linear(fan_in, fan_out)
-    with torch.no_grad():
-        linear.weight.copy_(weight.T)
-        linear.bias.copy_(bias)
-    return linear
 
 
 def model_params(config: TrainConfig) -> int:

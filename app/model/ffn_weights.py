@@ -196,3 +196,18 @@ def _check_weights(config: FFNConfig, weights: FFNWeights) -> None:
             )
         if tuple(given[name].shape) != shape:
             raise ValueError(f"{name} has shape {list(given[name].shape)}, expected {list(shape)}")
+
+
+def seeded_linear(
+    fan_in: int, fan_out: int, seed: int, bias: bool = True, trainable: bool = True
+) -> nn.Linear:
+    """`nn.Linear(fan_in, fan_out)` with PyTorch's default init drawn from `seed` (as
+    `FFNWeights.seeded` draws w1/b1); frozen when not `trainable`."""
+    weight, b = _linear_init(fan_in, fan_out, torch.Generator().manual_seed(seed))
+    linear = nn.Linear(fan_in, fan_out, bias=bias)
+    with torch.no_grad():
+        linear.weight.copy_(weight.T)
+        if linear.bias is not None:
+            linear.bias.copy_(b)
+    linear.requires_grad_(trainable)
+    return linear

@@ -29,7 +29,6 @@ from typing import Any, Literal
 import anyio
 import anyio.from_thread
 import anyio.to_thread
-import torch
 from cachetools import LRUCache
 from fastapi import Request, Response
 
@@ -37,6 +36,18 @@ from app.analysis import flop_count, param_counts
 from app.api.encoding import json_response
 from app.config import Settings
 from app.model.ffn import FFNConfig
+from app.services.checkpoint import Superseded, apply_torch_threads, checkpoint, running
+
+__all__ = [
+    "ComputePools",
+    "Cost",
+    "Superseded",
+    "apply_torch_threads",
+    "checkpoint",
+    "estimate_cost",
+    "run_request",
+    "supersede_key",
+]
 
 CostClass = Literal["light", "heavy"]
 
@@ -76,36 +87,12 @@ SUPERSEDE_HEADER = "x-ffn-lab-supersede"
 SUPERSEDE_MAX_CHARS = 200
 
 
-class Superseded(Exception):
-    """Raised by `checkpoint()` in work whose answer a newer request has superseded."""
-
-
 def superseded_message(key: str) -> str:
     """The 409 message of a request that a newer one with the same key replaced."""
     return (
         f"superseded: a newer request with the same {SUPERSEDE_HEADER} ({key!r}) arrived, "
         "so this one was not computed (or was stopped). Only the newest answer is sent."
     )
-
-
-_local = threading.local()
-
-
-def checkpoint() -> None:
-    """Call between the stages of a run in a worker thread: stops work that timed out or
-    was superseded.
-
-    Raises `anyio`'s cancellation exception when the request's budget has passed, and
-    `Superseded` when a newer request with the same supersede key has arrived; does
-    nothing outside a worker thread started by `ComputePools.run`.
-    """
-    job: _Job | None = getattr(_local, "job", None)
-    if job is not None and job.stale():
-        raise Superseded(job.key)
-    try:
-        anyio.from_thread.check_cancelled()
-    except RuntimeError:  # not in an anyio worker thread (direct calls, tests)
-        return
 
 
 class _Job:
@@ -118,17 +105,6 @@ class _Job:
 
     def stale(self) -> bool:
         return self.key is not None and self.pools.latest(self.key) != self.generation
-
-
-def apply_torch_threads(count: int) -> None:
-    """Give this thread `count` torch intra-op threads (0: leave torch's default), once.
-
-    torch's thread count is per OS thread: setting it in one thread leaves the others at
-    the default, and a matmul split over 1 or 2 threads rounds differently.
-    """
-    if count and getattr(_local, "torch_threads", None) != count:
-        torch.set_num_threads(count)
-        _local.torch_threads = count
 
 
 class ComputePools:
@@ -206,11 +182,8 @@ class ComputePools:
 
         def in_thread() -> Response:
             apply_torch_threads(self.torch_threads)
-            _local.job = job
-            try:
+            with running(job):
                 return work()
-            finally:
-                _local.job = None
 
         limiter = self.limiters[cost.cost_class]
         try:

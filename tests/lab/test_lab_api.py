@@ -142,3 +142,119 @@ def test_lab_imports_no_fastapi_and_no_pydantic() -> None:
                 names = [node.module]
             for name in names:
                 assert not name.startswith(banned), f"{path.name} imports {name}"
+
+
+STACK_BODIES: list[dict[str, Any]] = [
+    {"d_model": 16, "d_ff": 64, "num_tokens": 6, "n_layers": 3},
+    {
+        "d_model": 16,
+        "d_ff": 64,
+        "num_tokens": 6,
+        "n_layers": 4,
+        "attention": True,
+        "num_heads": 2,
+        "position": 2,
+        "scale": 1.5,
+        "norm": "pre",
+    },
+    {
+        "d_model": 6,
+        "d_ff": 10,
+        "tokens": TOKENS,
+        "weights": WEIGHTS,
+        "share_weights": True,
+        "n_layers": 2,
+        "position": 1,
+        "delta": [0.25] * 6,
+    },
+]
+
+
+@pytest.mark.parametrize("body", STACK_BODIES)
+def test_stack_matches_api(client: TestClient, body: dict[str, Any]) -> None:
+    response = client.post("/api/stack", json=body)
+    assert response.status_code == 200, response.text
+    _compare(lab.stack(**body), response.json())
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"d_model": 16, "d_ff": 64, "num_tokens": 5, "seed": 2, "rank": 3},
+        {"d_model": 12, "d_ff": 40, "activation": "swiglu", "d_inner": 4, "num_ffns": 2},
+        {"d_model": 6, "d_ff": 10, "tokens": TOKENS, "weights": WEIGHTS},
+    ],
+)
+def test_cheaper_matches_api(client: TestClient, body: dict[str, Any]) -> None:
+    response = client.post("/api/cheaper", json=body)
+    assert response.status_code == 200, response.text
+    result = lab.cheaper(**body)
+    _compare(result, response.json())
+    assert result["variants"][1]["name"] == "low_rank"
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "body"),
+    [
+        ("stack", {"model": "minilm-l6", "text": "hi", "share_weights": True}),
+        ("stack", {"n_layers": 2, "mode": "train"}),
+        ("stack", {"attention": True, "d_model": 16, "num_heads": 3}),
+        ("stack", {"scale": 1.0}),
+        ("stack", {"num_tokens": 4, "position": 4}),
+        ("stack", {"weights": WEIGHTS, "d_model": 6, "d_ff": 10}),
+        ("stack", {"position": 1, "delta": [1.0, 2.0]}),
+        ("cheaper", {"d_model": 8, "d_ff": 16, "rank": 9}),
+        ("cheaper", {"d_model": 8, "d_ff": 16, "d_inner": 9}),
+        ("cheaper", {"model": "minilm-l6", "text": "hi"}),
+    ],
+)
+def test_stack_and_cheaper_refuse_with_the_api_words(
+    client: TestClient, endpoint: str, body: dict[str, Any]
+) -> None:
+    """The notebook raises ValueError where the API answers 422, with the same message."""
+    response = client.post(f"/api/{endpoint}", json=body)
+    assert response.status_code == 422, response.text
+    with pytest.raises(ValueError) as caught:
+        getattr(lab, endpoint)(**body)
+    assert str(caught.value) in response.text
+
+
+def test_field_bounds_raise_value_errors_naming_the_field() -> None:
+    with pytest.raises(ValueError, match="n_layers = 13"):
+        lab.stack(n_layers=13)
+    with pytest.raises(ValueError, match="norm = 'mid'"):
+        lab.stack(norm="mid")
+    with pytest.raises(ValueError, match="num_ffns = 0"):
+        lab.cheaper(num_ffns=0)
+
+
+def test_stack_and_cheaper_take_only_their_body_fields() -> None:
+    with pytest.raises(TypeError, match="rank"):
+        lab.stack(rank=2)
+    with pytest.raises(TypeError, match="n_layers"):
+        lab.cheaper(n_layers=2)
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "body"),
+    [
+        ("forward", {"d_model": 512, "d_ff": 2048, "include_weights": True}),
+        ("forward", {"tokens": TOKENS, "num_tokens": 5, "d_model": 6}),
+        ("forward", {"model": "minilm-l6", "text": "hi", "num_tokens": 3}),
+        ("forward", {"model": "minilm-l6", "text": "hi", "mode": "train"}),
+        ("forward", {"d_model": 6, "d_ff": 10, "weights": WEIGHTS, "weights_id": "x"}),
+        ("perturb", {"num_tokens": 4, "position": 1, "replace_word": "dog"}),
+        ("perturb", {"num_tokens": 4, "position": 1, "scale": 1e9}),
+        ("perturb", {"num_tokens": 4, "position": 1, "delta": [1.0, 2.0]}),
+        ("perturb", {"model": "minilm-l6", "text": "hi", "scale": 1.0, "replace_word": "a"}),
+    ],
+)
+def test_forward_and_perturb_refuse_with_the_api_words(
+    client: TestClient, endpoint: str, body: dict[str, Any]
+) -> None:
+    """One source of truth: the checks across fields are app.lab.spec's, for both."""
+    response = client.post(f"/api/{endpoint}", json=body)
+    assert response.status_code == 422, response.text
+    with pytest.raises(ValueError) as caught:
+        getattr(lab, endpoint)(**body)
+    assert str(caught.value) in response.text

@@ -8,6 +8,8 @@ from app.api.schemas.ffn import Matrix, Vector
 from app.api.schemas.responses import ConfigOut
 from app.api.schemas.teaching import SeededForwardRequest
 from app.config import get_settings
+from app.lab.cheaper_answer import MAX_NUM_FFNS, CheaperSpec, check_cheaper
+from app.lab.spec import to_spec
 
 
 class CheaperRequest(SeededForwardRequest):
@@ -19,39 +21,17 @@ class CheaperRequest(SeededForwardRequest):
 
     rank: int | None = Field(None, ge=1, description="r: W1 ~ U V, U [d_model, r], V [r, d_ff]")
     d_inner: int | None = Field(None, ge=1, description="bottleneck width of the stacked FFN")
-    num_ffns: int = Field(4, ge=1, le=12, description="F, the stacked small FFNs")
+    num_ffns: int = Field(4, ge=1, le=MAX_NUM_FFNS, description="F, the stacked small FFNs")
 
     @model_validator(mode="after")
     def _check_shapes(self) -> CheaperRequest:
-        entries, most = self.d_model * self.d_ff, get_settings().max_svd_values
-        if entries > most:
-            raise ValueError(
-                f"d_model = {self.d_model}, d_ff = {self.d_ff}: W1 has {entries:,} entries; the "
-                f"low-rank view factors W1 by SVD and takes at most {most:,} (e.g. 1024 x 4096)"
-            )
-        limit = min(self.d_model, self.d_ff)
-        if self.rank is not None and self.rank > limit:
-            raise ValueError(
-                f"rank = {self.rank} is too large: a rank-r factorisation of W1 "
-                f"[{self.d_model}, {self.d_ff}] needs r <= min(d_model, d_ff) = {limit}"
-            )
-        if self.d_inner is not None and self.d_inner > self.d_model:
-            raise ValueError(
-                f"d_inner = {self.d_inner} is too large: the bottleneck must be at most "
-                f"d_model = {self.d_model}"
-            )
+        settings = get_settings()
+        check_cheaper(self.d_model, self.d_ff, self.rank, self.d_inner, settings.max_svd_values)
         return self
 
-    @property
-    def rank_used(self) -> int:
-        """r, the given one or d_model // 4 (within [1, min(d_model, d_ff)])."""
-        default = min(max(1, self.d_model // 4), self.d_ff)
-        return self.rank if self.rank is not None else default
-
-    @property
-    def d_inner_used(self) -> int:
-        """The bottleneck width, the given one or max(1, d_model // 4)."""
-        return self.d_inner if self.d_inner is not None else max(1, self.d_model // 4)
+    def spec(self) -> CheaperSpec:
+        """The validated body as the experiments layer's plain `CheaperSpec`."""
+        return to_spec(self, CheaperSpec)
 
 
 class CheaperVariantOut(BaseModel):

@@ -15,18 +15,22 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from app.api.schemas.values import as_float_array, check_max, check_text, check_weights
+from app.api.schemas.values import check_max
 from app.config import get_settings
 from app.lab.spec import (
-    PRETRAINED_D_MODEL,
+    PRETRAINED_LAYERS,
     SEED_MAX,
+    Display,
     ForwardSpec,
+    Mode,
     PerturbSpec,
+    check_forward,
+    check_model_clashes,
+    check_perturbation,
     to_spec,
-    uploaded_weights,
 )
 from app.model.activations import ACTIVATIONS, get_activation
-from app.model.ffn import FFNConfig, expected_shapes
+from app.model.ffn import FFNConfig
 
 Matrix = list[list[float]]
 Vector = list[float]
@@ -81,7 +85,7 @@ class ForwardRequest(BaseModel):
         description="replace the seeded weights with an uploaded layer's (the id POST "
         "/api/weights/upload answered); d_model, d_ff and bias must be the layer's",
     )
-    mode: Literal["eval", "train"] = Field("eval", description="dropout acts in train only")
+    mode: Mode = Field("eval", description="dropout acts in train only")
     dropout: float = Field(0.0, ge=0.0, lt=1.0, description="dropout probability p")
     dropout_seed: int = Field(0, ge=0, le=SEED_MAX, description="seeds the dropout mask")
     sparsity_threshold: float | None = Field(
@@ -94,13 +98,15 @@ class ForwardRequest(BaseModel):
         "d_model 384, d_ff 1536, GELU) on `text`; d_model, d_ff, activation, bias, seed, "
         "tokens and weights then come from the model",
     )
-    layer: int = Field(0, ge=0, le=5, description="which encoder layer's FFN (model only)")
+    layer: int = Field(
+        0, ge=0, le=PRETRAINED_LAYERS - 1, description="which encoder layer's FFN (model only)"
+    )
     text: str | None = Field(
         None,
         description="text to tokenise (WordPiece, with [CLS] and [SEP]); model only; "
         "at most max_text_chars characters and max_tokens tokens",
     )
-    display: Literal["auto", "full", "top_rms"] = Field(
+    display: Display = Field(
         "auto",
         description=(
             "'auto': when the answer's [T, n] tensors hold more than `display_max_values` "
@@ -137,86 +143,31 @@ class ForwardRequest(BaseModel):
 
     @model_validator(mode="after")
     def _check_limits_and_shapes(self) -> ForwardRequest:
-        settings = get_settings()
-        _check_max("d_model", self.d_model, settings.max_d_model)
-        _check_max("d_ff", self.d_ff, settings.max_d_ff)
-        config = self.ffn_config()
-        params = sum(int(np.prod(s)) for s in expected_shapes(config).values())
-        if params > settings.max_params:
-            raise ValueError(
-                f"d_model={self.d_model}, d_ff={self.d_ff} ({self.activation}) needs "
-                f"{params:,} parameters; the limit is {settings.max_params:,}"
-            )
-        if self.include_weights:
-            _check_weights_in_answer(self.model, params, settings.display_max_values)
-        if self.tokens is not None and self.num_tokens is not None:
-            raise ValueError("give either tokens or num_tokens, not both")
-        if self.tokens is not None:
-            rows = len(self.tokens)
-            _check_max("number of tokens (rows of tokens)", rows, settings.max_tokens)
-            tokens = as_float_array(self.tokens, "tokens", ndim=2)
-            if tokens.shape[1] != self.d_model:
-                raise ValueError(
-                    f"tokens rows have {tokens.shape[1]} numbers; each must have d_model = "
-                    f"{self.d_model}"
-                )
-            self._tokens = tokens
-        elif self.num_tokens is not None:
-            _check_max("num_tokens", self.num_tokens, settings.max_tokens)
-        if self.weights is not None:
-            self._weights = _check_weights(self.weights, config, settings.max_submitted_weights)
-        if self.weights_id is not None:
-            if self.weights is not None:
-                raise ValueError("give either weights or weights_id, not both")
-            self._weights = uploaded_weights(self.weights_id, config)
+        weights = None if self.weights is None else self.weights.model_dump()
+        extra = check_forward(self.spec(), self.tokens, weights, get_settings())
+        self._tokens = extra.get("tokens_array")
+        self._weights = extra.get("weights_arrays")
         return self
 
     @model_validator(mode="before")
     @classmethod
     def _check_pretrained_clashes(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("model") is not None:
-            names = ("tokens", "num_tokens", "weights", "weights_id")
-            clashes = [n for n in names if data.get(n) is not None]
-            if clashes:
-                raise ValueError(
-                    f"model = {data['model']!r} takes its input from text and its weights from "
-                    f"the model; remove {', '.join(clashes)}"
-                )
+        if isinstance(data, dict):
+            check_model_clashes(data)
         return data
-
-    @model_validator(mode="after")
-    def _check_pretrained(self) -> ForwardRequest:
-        if self.model is None:
-            if self.text is not None:
-                raise ValueError("text needs a pretrained model: add model = 'minilm-l6'")
-            return self
-        if self.mode != "eval":
-            raise ValueError(f"model = {self.model!r} runs in eval mode only, got mode = 'train'")
-        if self.text is None:
-            raise ValueError(f"model = {self.model!r} needs a text")
-        check_text(self.text)
-        return self
 
     def spec(self) -> ForwardSpec:
         """The validated body as the experiments layer's plain `ForwardSpec`."""
         return to_spec(self, ForwardSpec)
 
     def ffn_config(self) -> FFNConfig:
-        """The model's shape; dropout applies only in train mode."""
-        return FFNConfig(
-            d_model=self.d_model,
-            d_ff=self.d_ff,
-            activation=self.activation,
-            bias=self.bias,
-            dropout=self.dropout if self.mode == "train" else 0.0,
-        )
+        """The model's shape; dropout applies only in train mode (`ForwardSpec.ffn_config`)."""
+        return to_spec(self, ForwardSpec).ffn_config()
 
     @property
     def token_count(self) -> int:
-        """T, the number of tokens this request runs."""
-        if self._tokens is not None:
-            return int(self._tokens.shape[0])
-        return self.num_tokens if self.num_tokens is not None else 8
+        """T, the number of tokens this request runs (`ForwardSpec.token_count`)."""
+        return to_spec(self, ForwardSpec).token_count
 
     @property
     def tokens_array(self) -> npt.NDArray[np.float32] | None:
@@ -229,30 +180,9 @@ class ForwardRequest(BaseModel):
         return self._weights
 
 
-def _check_weights_in_answer(model: str | None, params: int, limit: int) -> None:
-    """include_weights is refused (422) when the weights would make the answer big: more
-    than `limit` numbers (the display budget of one answer, about 1 MB as JSON)."""
-    if model is not None:  # the pretrained FFN layer: W1, b1, W2, b2 of width 384 -> 1536
-        d = PRETRAINED_D_MODEL
-        params = 2 * d * 4 * d + 4 * d + d
-    if params > limit:
-        raise ValueError(
-            f"include_weights = true: this FFN has {params:,} weights and biases, but an "
-            f"answer carries at most {limit:,} numbers (about 1 MB). Seeded weights are "
-            "rebuilt exactly from the seed (the page's PyTorch export does it); ask for "
-            "include_weights only for smaller sizes."
-        )
-
-
 def _check_max(field: str, value: int, limit: int) -> None:
     """A 422 message naming the field, the value and the limit (not the setting's name)."""
     check_max(field, value, limit)
-
-
-def _check_weights(
-    weights: WeightsIn, config: FFNConfig, max_numbers: int
-) -> dict[str, npt.NDArray[np.float32]]:
-    return check_weights(weights.model_dump(), config, max_numbers)
 
 
 class PerturbRequest(ForwardRequest):
@@ -306,45 +236,11 @@ class PerturbRequest(ForwardRequest):
 
     @model_validator(mode="after")
     def _check_perturbation(self) -> PerturbRequest:
-        if self.model is not None:
-            return self._check_pretrained_perturbation()
-        if self.replace_word is not None:
-            raise ValueError("replace_word needs a pretrained model: add model = 'minilm-l6'")
-        count = self.token_count
-        if self.position >= count:
-            raise ValueError(
-                f"position = {self.position} is out of range: there are {count} tokens, "
-                f"so position must be in [0, {count - 1}]"
-            )
-        if self.delta is not None and self.scale is not None:
-            raise ValueError("give either delta or scale, not both")
-        self._check_delta_and_scale(self.d_model, "d_model")
+        settings = get_settings()
+        self._delta = check_perturbation(
+            self.spec(), self.delta, self.token_count, settings.max_abs_value
+        )
         return self
-
-    def _check_pretrained_perturbation(self) -> PerturbRequest:
-        """Model mode: the position is checked against the tokenised text at run time."""
-        given = [n for n in ("delta", "scale", "replace_word") if getattr(self, n) is not None]
-        if len(given) > 1:
-            raise ValueError(
-                f"give one of delta, scale and replace_word, not {' and '.join(given)}"
-            )
-        if self.replace_word is not None and not self.replace_word.strip():
-            raise ValueError("replace_word must not be empty")
-        self._check_delta_and_scale(PRETRAINED_D_MODEL, "the model's d_model")
-        return self
-
-    def _check_delta_and_scale(self, width: int, what: str) -> None:
-        """`delta` must hold `width` finite numbers; `scale` at most max_abs_value."""
-        if self.delta is not None:
-            delta = as_float_array(self.delta, "delta", ndim=1)
-            if delta.shape[0] != width:
-                raise ValueError(
-                    f"delta has {delta.shape[0]} numbers; it must have {what} = {width}"
-                )
-            self._delta = delta
-        limit = get_settings().max_abs_value
-        if self.scale is not None and self.scale > limit:
-            raise ValueError(f"scale = {self.scale:g} is over the limit of {limit:g}")
 
     def spec(self) -> PerturbSpec:
         """The validated body as the experiments layer's plain `PerturbSpec`."""

@@ -2,8 +2,8 @@
 
 `StackRequest` extends the core's `ForwardRequest` (so every size, token and weight check
 applies) with the stack's shape and an optional nudge named as /api/perturb names it.
-Limits come from `app.config.Settings`; messages name the field, the value and what is
-allowed, in a student's words.
+Limits come from `app.config.Settings`; the body's checks are `app.lab.stack_answer.check_stack`
+(the ones `lab.stack(...)` runs), messages naming the field, the value and what is allowed.
 """
 
 from __future__ import annotations
@@ -14,15 +14,11 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from app.analysis import flop_count, param_counts
-from app.analysis.budget import attention_flop_count
 from app.api.schemas.ffn import ForwardRequest, Vector
 from app.api.schemas.responses import ConfigOut, SparsityOut
-from app.api.schemas.values import as_float_array
 from app.config import get_settings
-from app.lab.spec import PRETRAINED_D_MODEL, SEED_MAX
-from app.lab.stack import attention_param_count
-from app.model.ffn import FFNConfig
+from app.lab.spec import SEED_MAX, to_spec
+from app.lab.stack_answer import MAX_LAYERS, StackSpec, check_stack
 
 
 class StackRequest(ForwardRequest):
@@ -61,7 +57,9 @@ class StackRequest(ForwardRequest):
         }
     )
 
-    n_layers: int = Field(4, ge=1, le=12, description="number of layers, 1 to 12")
+    n_layers: int = Field(
+        4, ge=1, le=MAX_LAYERS, description=f"number of layers, 1 to {MAX_LAYERS}"
+    )
     share_weights: bool = Field(
         False,
         description="ALBERT-style: one FFN (and one attention) for every layer; its weights "
@@ -89,126 +87,17 @@ class StackRequest(ForwardRequest):
 
     @model_validator(mode="after")
     def _check_stack(self) -> StackRequest:
-        settings = get_settings()
-        if self.model is not None:
-            self._check_pretrained_stack()
-            return self
-        if self.n_layers > settings.max_layers:
-            raise ValueError(
-                f"n_layers = {self.n_layers} is too many: a stack has 1 to "
-                f"{settings.max_layers} layers"
-            )
-        if self.mode != "eval":
-            raise ValueError(
-                "mode = 'train' is not available for the stack: it runs in eval mode (no "
-                "dropout); leave mode out"
-            )
-        if self.weights is not None and not self.share_weights:
-            raise ValueError(
-                "weights are one FFN: with weights, set share_weights = true (every layer "
-                "uses them), or leave weights out for each layer's own seeded FFN"
-            )
-        if self.attention and self.d_model % self.num_heads:
-            raise ValueError(
-                f"num_heads = {self.num_heads} does not divide d_model = {self.d_model}; each "
-                "head needs d_k = d_model / num_heads (try 1)"
-            )
-        if self.attention and self.num_heads > settings.max_heads:
-            raise ValueError(
-                f"num_heads = {self.num_heads} is too many: at most {settings.max_heads} heads"
-            )
-        params = self.stack_params()
-        if params > settings.max_params:
-            raise ValueError(
-                f"this stack (n_layers = {self.n_layers}, d_model = {self.d_model}, d_ff = "
-                f"{self.d_ff}) has {params:,} parameters; this server runs at most "
-                f"{settings.max_params:,}. Use fewer layers, share_weights, or a smaller d_ff"
-            )
-        self._check_nudge(settings.max_abs_value)
+        self._delta = check_stack(self.spec(), self.delta, self.weights is not None, get_settings())
         return self
 
-    def _check_pretrained_stack(self) -> None:
-        """Model mode: the real encoder's shape; the position is checked at run time."""
-        if self.n_layers > PRETRAINED_LAYERS:
-            raise ValueError(
-                f"n_layers = {self.n_layers} is too many: {self.model!r} has "
-                f"{PRETRAINED_LAYERS} layers"
-            )
-        if self.share_weights:
-            raise ValueError(
-                f"share_weights is not available with model = {self.model!r}: its layers have "
-                "their own trained weights"
-            )
-        if self.norm != "post":
-            raise ValueError(f"model = {self.model!r} is post-norm (BERT); leave norm out")
-        if self.layer != 0:
-            raise ValueError("layer is not used by the stack: n_layers says how many layers run")
-        self._check_nudge(get_settings().max_abs_value, pretrained=True)
-
-    def _check_nudge(self, max_abs_value: float, pretrained: bool = False) -> None:
-        if self.position is None:
-            given = [n for n in ("delta", "scale") if getattr(self, n) is not None]
-            if given:
-                raise ValueError(f"{given[0]} needs a position: the token to nudge")
-            return
-        count = self.token_count
-        width = PRETRAINED_D_MODEL if pretrained else self.d_model
-        if not pretrained and self.position >= count:
-            raise ValueError(
-                f"position = {self.position} is out of range: there are {count} tokens, "
-                f"so position must be in [0, {count - 1}]"
-            )
-        if self.delta is not None and self.scale is not None:
-            raise ValueError("give either delta or scale, not both")
-        if self.delta is not None:
-            delta = as_float_array(self.delta, "delta", ndim=1)
-            if delta.shape[0] != width:
-                raise ValueError(
-                    f"delta has {delta.shape[0]} numbers; it must have d_model = {width}"
-                )
-            self._delta = delta
-        if self.scale is not None and self.scale > max_abs_value:
-            raise ValueError(f"scale = {self.scale:g} is too large: at most {max_abs_value:g}")
-
-    @property
-    def distinct_layers(self) -> int:
-        """How many different sets of weights the stack holds (1 when shared)."""
-        return 1 if self.share_weights else self.n_layers
-
-    def layer_config(self) -> FFNConfig:
-        """Every layer's FFN shape (the pretrained model's: 384 -> 1536, GELU)."""
-        if self.model is not None:
-            return FFNConfig(PRETRAINED_D_MODEL, 4 * PRETRAINED_D_MODEL, "gelu")
-        return self.ffn_config()
-
-    def stack_params(self) -> int:
-        """FFN (+ attention) parameters over the distinct layers."""
-        config = self.layer_config()
-        per_layer = param_counts(config)["total"]
-        if self.attention:
-            per_layer += attention_param_count(config.d_model, config.bias)
-        return self.distinct_layers * per_layer
-
-    def stack_flops(self) -> int:
-        """FLOPs of the run: one pass (two with a nudge) through every layer (model: at the
-        most tokens a text may give)."""
-        config = self.layer_config()
-        t = get_settings().max_tokens if self.model is not None else self.token_count
-        per_layer = flop_count(config, t).total
-        if self.attention:
-            heads = 12 if self.model is not None else self.num_heads
-            per_layer += attention_flop_count(config.d_model, t, heads, bias=config.bias).total
-        passes = 1 if self.position is None else 2
-        return passes * self.n_layers * per_layer
+    def spec(self) -> StackSpec:
+        """The validated body as the experiments layer's plain `StackSpec`."""
+        return to_spec(self, StackSpec)
 
     @property
     def delta_array(self) -> npt.NDArray[np.float32] | None:
         """The validated `delta` [d_model], or None."""
         return self._delta
-
-
-PRETRAINED_LAYERS = 6
-"""Encoder layers of all-MiniLM-L6-v2."""
 
 
 class StackChangeOut(BaseModel):

@@ -25,6 +25,7 @@ from app.lab.spec import (
     ForwardSpec,
     PerturbSpec,
     VariantsSpec,
+    seeded_only_message,
     to_spec,
 )
 from app.model.activations import get_activation
@@ -48,10 +49,7 @@ class SeededOnly(BaseModel):
     def _reject_pretrained(self) -> SeededOnly:
         model = getattr(self, "model", None)
         if model is not None:
-            raise ValueError(
-                f"model = {model!r} is not supported here: the teaching views run on seeded "
-                "or submitted weights; use /api/forward or /api/perturb for the pretrained layer"
-            )
+            raise ValueError(seeded_only_message(model))
         return self
 
 
