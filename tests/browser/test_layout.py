@@ -81,7 +81,9 @@ CUT = """() => {
   for (const el of strip.querySelectorAll('.field')) {
     if (!seen(el)) continue;
     const r = el.getBoundingClientRect();
-    if (r.right > w + 1 || r.bottom > h + 1) out.push({ kind: 'control-outside', text: el.dataset.control });
+    if (r.right > w + 1 || r.bottom > h + 1) {
+      out.push({ kind: 'control-outside', text: el.dataset.control });
+    }
   }
   return out;
 }"""

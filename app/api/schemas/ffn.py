@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from app.api.schemas.values import as_float_array, check_max, check_text, check_weights
 from app.config import get_settings
+from app.lab.errors import Refusal
 from app.lab.spec import (
     PRETRAINED_D_MODEL,
     SEED_MAX,
@@ -143,9 +144,15 @@ class ForwardRequest(BaseModel):
         config = self.ffn_config()
         params = sum(int(np.prod(s)) for s in expected_shapes(config).values())
         if params > settings.max_params:
-            raise ValueError(
+            raise Refusal(
+                "too_many_params",
                 f"d_model={self.d_model}, d_ff={self.d_ff} ({self.activation}) needs "
-                f"{params:,} parameters; the limit is {settings.max_params:,}"
+                f"{params:,} parameters; the limit is {settings.max_params:,}",
+                d_model=self.d_model,
+                d_ff=self.d_ff,
+                activation=self.activation,
+                params=params,
+                limit=settings.max_params,
             )
         if self.include_weights:
             _check_weights_in_answer(self.model, params, settings.display_max_values)
@@ -153,12 +160,22 @@ class ForwardRequest(BaseModel):
             raise ValueError("give either tokens or num_tokens, not both")
         if self.tokens is not None:
             rows = len(self.tokens)
-            _check_max("number of tokens (rows of tokens)", rows, settings.max_tokens)
+            if rows > settings.max_tokens:
+                raise Refusal(
+                    "too_many_rows",
+                    f"number of tokens (rows of tokens) = {rows} is over the limit of "
+                    f"{settings.max_tokens}",
+                    count=rows,
+                    limit=settings.max_tokens,
+                )
             tokens = as_float_array(self.tokens, "tokens", ndim=2)
             if tokens.shape[1] != self.d_model:
-                raise ValueError(
+                raise Refusal(
+                    "tokens_width",
                     f"tokens rows have {tokens.shape[1]} numbers; each must have d_model = "
-                    f"{self.d_model}"
+                    f"{self.d_model}",
+                    count=int(tokens.shape[1]),
+                    d_model=self.d_model,
                 )
             self._tokens = tokens
         elif self.num_tokens is not None:
