@@ -150,6 +150,34 @@ class Settings(BaseSettings):
             "would let a request's numbers depend on which thread ran it"
         ),
     )
+    matmul_workers: int = Field(
+        2,
+        ge=1,
+        description=(
+            "threads a big linear map (at least 4M weights: LLaMA-7B, 1024 -> 4096) is split "
+            "over, by output features, when the thread that computes has one torch thread "
+            "(app/model/parallel.py); the numbers are bit-identical to the unsplit map. "
+            "1: never split"
+        ),
+    )
+    malloc_arena_max: int = Field(
+        2,
+        ge=0,
+        description=(
+            "glibc malloc arenas (mallopt M_ARENA_MAX, set at start-up; 0: glibc's default, "
+            "8 per core). Fewer arenas keep less freed memory (app/services/allocator.py)"
+        ),
+    )
+    malloc_mmap_threshold_bytes: int = Field(
+        1 << 20,
+        ge=0,
+        le=1 << 25,
+        description=(
+            "blocks of at least this many bytes are mmap'd by glibc and returned to the "
+            "system when freed (mallopt M_MMAP_THRESHOLD; 0: glibc's dynamic threshold, "
+            "which rises to 32 MiB and leaves freed tensors in the heap)"
+        ),
+    )
     cache_dir: Path | None = Field(
         None,
         description="where computed data (the neuron view's corpus index) is kept; "

@@ -25,7 +25,9 @@ from app.api.routes import teaching as routes_teaching
 from app.api.routes import train as routes_train
 from app.api.routes import weights as routes_weights
 from app.config import Settings, get_settings
+from app.model import parallel
 from app.paths import STATIC_DIR
+from app.services import allocator
 from app.services.compute import ComputePools, apply_torch_threads
 from app.services.weight_cache import WeightCache
 
@@ -33,12 +35,14 @@ from app.services.weight_cache import WeightCache
 def create_app(settings: Settings | None = None) -> FastAPI:
     """The FFN Lab ASGI app. `settings` defaults to `get_settings()` (the environment)."""
     settings = settings or get_settings()
+    allocator.tune(settings.malloc_arena_max, settings.malloc_mmap_threshold_bytes)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         app.state.weight_cache = WeightCache(settings.weight_cache_bytes)
         app.state.compute_pools = ComputePools(settings)
         apply_torch_threads(settings.torch_threads)  # the event loop runs small FFNs inline
+        parallel.set_workers(settings.matmul_workers)
         yield
 
     app = FastAPI(

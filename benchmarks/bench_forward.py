@@ -9,6 +9,8 @@ float32), median of `--repeat` calls, for 1 and 2 torch threads:
 - the model: `PositionwiseFeedForward.trace` on weights of either layout;
 - the server's path without HTTP: `runner.forward` (cache lookup, trace, sparsity,
   histogram, display summary) and its orjson encoding;
+- `model.trace` with the big maps split over two threads (`app.model.parallel`) or not,
+  alternated call by call;
 - the real server: POST /api/forward warm p50 and its Server-Timing split.
 
     python -m benchmarks.bench_forward [--repeat 15] [--no-server]
@@ -30,6 +32,7 @@ from app.api.encoding import json_response
 from app.api.schemas.ffn import ForwardRequest
 from app.config import Settings
 from app.lab import ffn as runner
+from app.model import parallel
 from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
 from app.services.weight_cache import WeightCache
 from benchmarks import limits
@@ -104,6 +107,31 @@ def measure_in_process(repeat: int) -> list[tuple[str, float]]:
     return rows
 
 
+def measure_split(repeat: int) -> list[tuple[str, float]]:
+    """`model.trace` with its big maps on one thread and split over the pool
+    (`app.model.parallel`), alternated call by call so that background load hits both alike;
+    checks that both give the same numbers bit for bit."""
+    cache = WeightCache(10**9)
+    model = cache.model(FFNConfig(D_MODEL, D_FF, "swiglu", bias=False), 0)
+    x = torch.randn(T, D_MODEL, generator=torch.Generator().manual_seed(0))
+    times: dict[int, list[float]] = {1: [], 2: []}
+    before = parallel.workers()
+    outputs: dict[int, torch.Tensor] = {}
+    with torch.inference_mode():
+        for _ in range(repeat + 1):
+            for workers in (1, 2):
+                parallel.set_workers(workers)
+                t0 = time.perf_counter()
+                outputs[workers] = model.trace(x).output
+                times[workers].append(time.perf_counter() - t0)
+    parallel.set_workers(before)
+    same = "bit-identical" if torch.equal(outputs[1], outputs[2]) else "DIFFERENT"
+    return [
+        (f"model.trace, matmul workers {w} (alternated; {same})", statistics.median(v[1:]) * 1000)
+        for w, v in times.items()
+    ]
+
+
 def measure_server(repeat: int, threads: int) -> tuple[float, dict[str, float]]:
     """Warm POST /api/forward p50 (ms) on a real server with FFN_LAB_TORCH_THREADS."""
     env = {"FFN_LAB_TORCH_THREADS": str(threads)}
@@ -125,10 +153,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--no-server", action="store_true")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     args = parser.parse_args(argv)
     weight_bytes = limits.weight_bytes(D_MODEL, D_FF, "swiglu")
     flops = limits.ffn_flops(D_MODEL, D_FF, "swiglu", False, T)
-    for threads in (1, 2):
+    for threads in args.threads:
         torch.set_num_threads(threads)
         gflops = limits.matmul_gflops()
         gbs = limits.read_bandwidth_gbs()
@@ -137,7 +166,10 @@ def main(argv: list[str] | None = None) -> None:
             f"bound max(weight read {weight_bytes / gbs / 1e6:.1f} ms, FLOPs "
             f"{flops / gflops / 1e6:.1f} ms)"
         )
-        for label, value in measure_in_process(args.repeat):
+        rows = measure_in_process(args.repeat) + (
+            measure_split(args.repeat) if threads == 1 else []
+        )
+        for label, value in rows:
             print(f"{label:58s} {value:8.1f} ms")
         if not args.no_server:
             p50, parts = measure_server(args.repeat, threads)

@@ -25,11 +25,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import torch
 from fastapi.testclient import TestClient
 
 from app.config import Settings, get_settings
 from app.main import create_app
 from app.model.presets import get_preset
+from app.services.compute import apply_torch_threads
 from app.services.weight_cache import WeightCache
 from benchmarks import limits
 
@@ -83,17 +85,19 @@ def _runners() -> dict[str, Callable[[dict[str, Any], WeightCache, Settings], An
 
     return {
         "/api/attention-vs-ffn": lambda b, c, s: runner_contrast.attention_vs_ffn(
-            st.AttentionVsFFNRequest(**b), c, s
+            st.AttentionVsFFNRequest(**b).spec(), c, s
         ),
-        "/api/block": lambda b, c, s: runner_block.block(st.BlockRequest(**b), c, s),
-        "/api/variants": lambda b, c, s: runner_block.variants(st.VariantsRequest(**b), c, s),
-        "/api/budget": lambda b, c, s: runner_block.budget(st.BudgetRequest(**b), s),
+        "/api/block": lambda b, c, s: runner_block.block(st.BlockRequest(**b).spec(), c, s),
+        "/api/variants": lambda b, c, s: runner_block.variants(
+            st.VariantsRequest(**b).spec(), c, s
+        ),
+        "/api/budget": lambda b, c, s: runner_block.budget(st.BudgetRequest(**b).spec(), s),
         "/api/conv1d-check": lambda b, c, s: runner_block.conv1d_check(
-            st.SeededForwardRequest(**b), c
+            st.SeededForwardRequest(**b).spec(), c
         ),
-        "/api/dropout": lambda b, c, s: runner_block.dropout(st.DropoutRequest(**b), c, s),
+        "/api/dropout": lambda b, c, s: runner_block.dropout(st.DropoutRequest(**b).spec(), c, s),
         "/api/misconceptions": lambda b, c, s: runner_contrast.misconceptions(
-            st.SeededPerturbRequest(**b), c, s
+            st.SeededPerturbRequest(**b).spec(), c, s
         ),
     }
 
@@ -103,11 +107,14 @@ def profile_call(cache: WeightCache, url: str, body: dict[str, Any], top: int = 
     functions by total time spent in them (self time)."""
     call = _runners()[url]
     settings = get_settings()
+    threads = torch.get_num_threads()
+    apply_torch_threads(settings.torch_threads)  # as in the server's worker threads
     call(body, cache, settings)  # warm
     profiler = cProfile.Profile()
     profiler.enable()
     call(body, cache, settings)
     profiler.disable()
+    torch.set_num_threads(threads)
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
     return out.getvalue()

@@ -7,7 +7,7 @@ compared with it, and wrk's own ceiling with it.
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Response
+from fastapi import FastAPI, Request, Response
 
 app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
 
@@ -16,3 +16,17 @@ app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
 async def root() -> Response:
     """A fixed 16-byte JSON answer."""
     return Response(content=b'{"status":"ok"}\n', media_type="application/json")
+
+
+S_ANSWER_BYTES = 53_019
+"""The size of FFN Lab's /api/forward answer at S (T 8, 64 -> 256 ReLU, seed 0)."""
+
+_SIZED = b'"' + b"0" * (S_ANSWER_BYTES - 2) + b'"'
+
+
+@app.post("/sized")
+async def sized(request: Request) -> Response:
+    """Reads the request body and answers a fixed JSON string of S's answer size: what
+    this stack costs for a POST of that shape with no FFN, no validation, no encoding."""
+    await request.body()
+    return Response(content=_SIZED, media_type="application/json")

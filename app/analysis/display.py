@@ -93,5 +93,7 @@ def histogram(values: torch.Tensor, bins: int) -> Histogram:
     np.minimum(index, bins - 1, out=index)
     counts = np.bincount(index, minlength=bins)
     width = (high - low) / bins
-    edges = np.array([low + width * i for i in range(bins)] + [high])
+    edges = np.empty(bins + 1)
+    edges[:bins] = low + width * np.arange(bins, dtype=np.float64)  # the same float64 ops
+    edges[bins] = high
     return Histogram(edges, counts.astype(np.int64, copy=False))

@@ -16,6 +16,7 @@ from app.analysis.perturbation import PerturbationStats
 from app.config import Settings
 from app.lab import ffn as runner
 from app.lab.spec import AttentionVsFFNSpec, PerturbSpec
+from app.model import parallel
 from app.model.attention import SelfAttention
 from app.model.ffn import FFNWeights, PositionwiseFeedForward
 from app.services.weight_cache import WeightCache
@@ -150,9 +151,11 @@ def _collapse_gap(x: torch.Tensor, weights: FFNWeights) -> tuple[float, int]:
     features, k): k = d_model when 2 d_model d_ff k <= COLLAPSE_CHECK_FLOPS allows it."""
     d_model, d_ff = weights.w1.shape
     k = max(1, min(d_model, COLLAPSE_CHECK_FLOPS // (2 * d_model * d_ff)))
-    w2 = weights.w2[:, :k]  # [d_ff, k]
-    two_maps = x @ weights.w1
-    collapsed = x @ (weights.w1 @ w2)
+    w1, w2 = weights.w1, weights.w2[:, :k]  # [d_model, d_ff], [d_ff, k]
+    two_maps = parallel.matmul(x, w1)
+    half = (d_model + 1) // 2  # W1 W2 by halves of its rows, at once: the same products
+    top, bottom = parallel.both(lambda: w1[:half] @ w2, lambda: w1[half:] @ w2, w1.numel())
+    collapsed = x @ torch.cat([top, bottom])
     if weights.b1 is not None:
         two_maps = two_maps + weights.b1
         collapsed = collapsed + weights.b1 @ w2
@@ -200,16 +203,19 @@ def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> 
         additivity = max_abs_diff(f_ab, base + f_b - zero)
         no_activation, checked = _collapse_gap(x, weights)
         bilinear = None
-        if weights.w_gate is not None:
+        w_gate = weights.w_gate
+        if w_gate is not None:
 
             def gated_without_activation(tokens: torch.Tensor) -> torch.Tensor:
-                gate = tokens @ weights.w_gate  # type: ignore[operator]
-                up = tokens @ weights.w1
+                # gate and up at once, W2 by column blocks: the same products (parallel)
+                gate, up = parallel.both(
+                    lambda: tokens @ w_gate, lambda: tokens @ weights.w1, w_gate.numel()
+                )
                 if weights.b_gate is not None:
                     gate = gate + weights.b_gate
                 if weights.b1 is not None:
                     up = up + weights.b1
-                out = (gate * up) @ weights.w2
+                out = parallel.matmul(gate * up, weights.w2)
                 return out if weights.b2 is None else out + weights.b2
 
             g = gated_without_activation(torch.cat([x + b, x, b, zero_row]))  # one call

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from app.model import parallel
 from app.model.activations import get_activation
 from app.model.ffn_weights import (
     FFNConfig,
@@ -78,15 +79,15 @@ class PositionwiseFeedForward(nn.Module):
         """
         generator = None if dropout_seed is None else stream_generator(dropout_seed, "dropout")
         if self.w_gate is not None:
-            pre_activation = self.w_gate(x)  # (T, d_ff)
-            up: Tensor | None = self.w1(x)  # (T, d_ff)
+            pre_activation, up_ = parallel.linears(x, self.w_gate, self.w1)  # (T, d_ff) x 2
+            up: Tensor | None = up_
             hidden = self.act(pre_activation) * up  # (T, d_ff)
         else:
-            pre_activation = self.w1(x)  # (T, d_ff)
+            pre_activation = parallel.linear(x, self.w1)  # (T, d_ff)
             up = None
             hidden = self.act(pre_activation)  # (T, d_ff)
         kept, dropped = self.dropout(hidden, generator)  # (T, d_ff)
-        output = self.w2(kept)  # (T, d_model)
+        output = parallel.linear(kept, self.w2)  # (T, d_model)
         return FFNTrace(x, pre_activation, up, hidden, dropped, output)
 
     def forward(self, x: Tensor) -> Tensor:

