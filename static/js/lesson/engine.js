@@ -147,8 +147,10 @@ export function initLesson(app) {
       window.scrollBy(0, panel.getBoundingClientRect().top - margin);
       return;
     }
-    // too tall even with lower plots: the first target from its top
-    window.scrollBy(0, el.getBoundingClientRect().top - margin);
+    // too tall even with lower plots: the first target from its top (a plot with its
+    // figure: the export buttons above it and the caption below stay in view)
+    const anchor = el.closest(".stage, .plot-wrap") ?? el;
+    window.scrollBy(0, anchor.getBoundingClientRect().top - margin);
   }
 
   /** Larger text re-lays out every plot; the highlighted view stays in view above the card. */
