@@ -152,6 +152,46 @@ def window(
     )
 
 
+def robust_zmax(values: Any, q: float = 0.99) -> float:
+    """The `q` quantile of |value| (the page's robustRange, static/js/charts/heatmap.js):
+    the sorted |values| at index floor(q (n - 1)); 1e-12 for an empty or zero tensor."""
+    flat = np.sort(np.abs(np.asarray(values, dtype=np.float64)).ravel())
+    if not flat.size:
+        return 1e-12
+    zmax = float(flat[min(flat.size - 1, int(np.floor(q * (flat.size - 1))))])
+    return zmax or float(flat[-1]) or 1e-12
+
+
+def _signed_label(v: float) -> str:
+    """ "+1.5", "0", "−0.25": zero unsigned (a "+.2~g" format prints "+0"), U+2212 minus."""
+    if v == 0:
+        return "0"
+    a = abs(v)
+    text = f"{a:.1e}".replace(".0e", "e") if a < 1e-3 or a >= 1e5 else f"{float(f'{a:.3g}'):g}"
+    return ("+" if v > 0 else "−") + text
+
+
+def signed_ticks(zmax: float, n: int = 5) -> dict[str, Any]:
+    """Colour-bar ticks of [-zmax, zmax]: zero and nice steps either side, about `n` in all
+    (as static/js/fit.js `signedTicks`). Returns Plotly colorbar fields."""
+    m = abs(zmax)
+    if not m > 0:
+        values = [0.0]
+    else:
+        half = max(1, (n - 1) // 2)
+        raw = m / half
+        mag = 10 ** np.floor(np.log10(raw))
+        step = next((k * mag for k in (1, 2, 2.5, 5, 10) if k * mag >= raw * (1 - 1e-9)), 10 * mag)
+        k = int(np.floor(m / step + 1e-9))
+        if k < 1:
+            mm = 10 ** np.floor(np.log10(m))
+            end = next((f * mm for f in (5, 2.5, 2, 1) if f * mm <= m * (1 + 1e-9)), mm)
+            values = [-end, 0.0, end]
+        else:
+            values = [float(f"{i * step:.12g}") for i in range(-k, k + 1)]
+    return {"tickmode": "array", "tickvals": values, "ticktext": [_signed_label(v) for v in values]}
+
+
 def heatmap(
     z: Any,
     title: str,
@@ -159,15 +199,34 @@ def heatmap(
     y_title: str,
     x_labels: list[int] | None = None,
     zmax: float | None = None,
+    clip_title: str | None = None,
 ) -> go.Figure:
     """A signed heatmap [rows, cols] with a symmetric colour range around 0.
 
     `x_labels`: the real column index of each drawn column (a window of a wider tensor).
+    `clip_title`: the range `zmax` clips values (a robust range): the cells beyond it are
+    marked × (a second trace) and the colour bar carries this title, as on the page.
     """
     values = np.asarray(z, dtype=np.float64)
     if zmax is None:
         zmax = float(np.max(np.abs(values))) if values.size else 0.0
     zmax = zmax or 1e-12
+    colorbar: dict[str, Any] = {"thickness": 10, "outlinewidth": 0, **signed_ticks(zmax)}
+    traces: list[Any] = []
+    rows, cols = np.nonzero(np.abs(values) > zmax) if values.ndim == 2 else ((), ())
+    if clip_title is not None and len(rows):
+        colorbar["title"] = {"text": clip_title, "side": "top"}
+        xs = [x_labels[c] if x_labels is not None else int(c) for c in cols]
+        traces.append(
+            go.Scatter(
+                x=xs,
+                y=[int(r) for r in rows],
+                mode="markers",
+                marker={"symbol": "x-thin", "size": 6, "line": {"width": 1.5, "color": "#111"}},
+                hoverinfo="skip",
+                showlegend=False,
+            )
+        )
     trace = go.Heatmap(
         z=values,
         x=x_labels,
@@ -175,13 +234,13 @@ def heatmap(
         zmax=zmax,
         zmid=0,
         colorscale=DIVERGING,
-        colorbar={"thickness": 10, "tickformat": "+.2~g", "outlinewidth": 0},
+        colorbar=colorbar,
         hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>%{{z:+.4~g}}<extra></extra>",
     )
     layout = _layout(title, x_title, y_title)
     layout["yaxis"] |= {"autorange": "reversed"}
     layout["xaxis"] |= {"tickangle": 0}
-    return go.Figure(trace, layout)
+    return go.Figure([trace, *traces], layout)
 
 
 def bars(
@@ -202,8 +261,15 @@ def bars(
 def windowed(
     answer: Answer, key: str, title: str, kind: str, msg: Messages, x_title: str
 ) -> go.Figure:
-    """The heatmap of a window of tensor `key`'s real columns, the window named on its axis."""
+    """The heatmap of a window of tensor `key`'s real columns, the window named on its axis.
+
+    A pretrained layer's answer (config `model`) is coloured as on the page: by the 99th
+    percentile of |value| of the whole tensor sent, the cells beyond it marked ×.
+    """
     z, x, axis_title = window(answer[key], key, answer, kind, msg, x_title)
+    if answer.get("config", {}).get("model"):
+        zmax = robust_zmax(answer[key])
+        return heatmap(z, title, axis_title, msg("axis.position"), x, zmax, msg("clip.bar"))
     return heatmap(z, title, axis_title, msg("axis.position"), x)
 
 

@@ -56,11 +56,10 @@ def render_snapshot(forward: dict[str, Any], perturb: dict[str, Any], lang: str)
             "readout.shapes", t=config["num_tokens"], d_model=config["d_model"], d_ff=config["d_ff"]
         ),
         "params": msg("snapshot.params", params=f"{forward['params']['total']:,}"),
-        "perturb": msg(
-            "snapshot.perturb",
-            position=perturb["position"],
-            value="0" if max_other == 0 else f"{max_other:.3g}",
-        ),
+        # "changed ... by at most 0" reads as a change: say that nothing changed
+        "perturb": msg("snapshot.perturb_exact", position=perturb["position"])
+        if max_other == 0
+        else msg("snapshot.perturb", position=perturb["position"], value=f"{max_other:.3g}"),
         "made": msg(
             "snapshot.made",
             version=app_package.__version__,

@@ -79,3 +79,67 @@ export function integerDtick(count, n) {
   }
   return raw;
 }
+
+/** A signed tick label: "+1.5", "0", "−0.25" (zero unsigned; U+2212 minus, as Plotly). */
+export function signedLabel(v) {
+  if (v === 0) return "0";
+  const a = Math.abs(v);
+  const text = a < 1e-3 || a >= 1e5 ? a.toExponential(1).replace(".0e", "e") : String(Number(a.toPrecision(3)));
+  return `${v > 0 ? "+" : "−"}${text}`;
+}
+
+/**
+ * Colour-bar ticks of a signed range [zmin, zmax]: 0 and nice steps either side, at most
+ * about `n` in all, labelled "+1", "0", "−1" (a "+.2~g" format would print "+0").
+ * Returns { tickmode, tickvals, ticktext }.
+ */
+export function signedTicks(zmin, zmax, n) {
+  const m = Math.max(Math.abs(zmin), Math.abs(zmax));
+  const out = (vals) => ({ tickmode: "array", tickvals: vals, ticktext: vals.map(signedLabel) });
+  if (!(m > 0)) return out([0]);
+  const half = Math.max(1, Math.floor((n - 1) / 2));
+  const raw = m / half;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((k) => k * mag).find((s) => s >= raw * (1 - 1e-9)) ?? 10 * mag;
+  const k = Math.floor(m / step + 1e-9);
+  if (k < 1) {
+    // the range is narrower than one nice step: the largest nice value inside it, and zero
+    const mm = 10 ** Math.floor(Math.log10(m));
+    const end = Number(([5, 2.5, 2, 1].map((f) => f * mm).find((v) => v <= m * (1 + 1e-9)) ?? mm).toPrecision(12));
+    return out([-end, 0, end].filter((v) => v >= zmin - 1e-12 && v <= zmax + 1e-12));
+  }
+  const vals = [];
+  for (let i = -k; i <= k; i += 1) {
+    const v = Number((i * step).toPrecision(12));
+    if (v >= zmin - 1e-12 && v <= zmax + 1e-12) vals.push(v);
+  }
+  return out(vals);
+}
+
+/**
+ * The font size at which every one of `rows` category labels fits along `length` px
+ * (a label's box is about 1.25 of its size): `size` when they fit, else smaller down to
+ * `min`. Returns { size, all } where `all` says every row can be labelled.
+ */
+export function rowFont(rows, length, size, min) {
+  const room = length / Math.max(1, rows) / 1.25;
+  if (room >= size) return { size, all: true };
+  if (room >= min) return { size: Math.floor(room), all: true };
+  return { size: min, all: false };
+}
+
+/**
+ * A tick step for a linear axis over [lo, hi] with about `n` labels and never fewer than
+ * two inside the range (Plotly's nticks on a narrow plot may label only "0").
+ */
+export function linearDtick(lo, hi, n) {
+  const span = hi - lo;
+  if (!(span > 0)) return null;
+  const raw = span / Math.max(1, n);
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const steps = [1, 2, 2.5, 5, 10].map((k) => k * mag);
+  const inside = (d) => Math.floor(hi / d + 1e-9) - Math.ceil(lo / d - 1e-9) + 1;
+  const up = steps.find((d) => d >= raw * (1 - 1e-9)) ?? 10 * mag;
+  if (inside(up) >= 2) return up;
+  return [...steps].reverse().find((d) => d <= span && inside(d) >= 2) ?? mag;
+}

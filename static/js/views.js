@@ -59,20 +59,51 @@ function droppedNote(data) {
   el.dataset.value = String(n);
 }
 
+/** What a heatmap says about a robust range that clipped cells (undefined when none). */
+function clipOf(range) {
+  if (!range?.cells.length) return undefined;
+  const params = { x: magnitude(range.zmax), n: count(range.cells.length) };
+  return { cells: range.cells, bar: t("clip.bar"), caption: t("clip.caption", params), note: t("clip.note", params) };
+}
+
+/**
+ * The catalog keys of the flow's titles and arrows. Gated (SwiGLU, GeGLU): gate = x W_gate,
+ * up = x W_up (the API's w_gate and w1), hidden = act(gate) ⊙ up, output = hidden W_down (w2).
+ */
+function flowKeys(gated, bias) {
+  if (!gated) {
+    return { heading: "flow.heading", pre: "flow.pre_activation", hidden: "flow.hidden",
+      stepUp: "flow.step_up", stepAct: "flow.step_act", stepDown: "flow.step_down" };
+  }
+  const b = bias ? "" : "_nobias";
+  return { heading: "flow.heading_gated", pre: `flow.pre_activation_gated${b}`, up: `flow.up${b}`,
+    hidden: "flow.hidden_gated", stepUp: "flow.step_up_gated", stepAct: "flow.step_act_gated",
+    stepDown: `flow.step_down_gated${b}` };
+}
+
 /** The four (five, gated) heatmaps of the flow, left to right, with their shapes. */
 export function renderFlow(data, { yLabels } = {}) {
   const gated = data.config.gated;
   const small = data.config.d_model <= HAND_SIZE && data.config.d_ff <= HAND_SIZE;
   const common = { yTitle: t("axis.position"), yLabels, showValues: small, format: signed };
-  const preKey = gated ? "flow.pre_activation_gated" : "flow.pre_activation";
+  const keys = flowKeys(gated, data.config.bias !== false);
   const stages = [
     ["input", t("flow.input"), t("axis.feature")],
-    ["pre_activation", t(preKey), t("axis.unit")],
-    ["hidden", t("flow.hidden"), t("axis.unit")],
+    ["pre_activation", t(keys.pre), t("axis.unit")],
+    ["hidden", t(keys.hidden), t("axis.unit")],
     ["output", t("flow.output"), t("axis.feature")],
   ];
-  if (gated) stages.splice(2, 0, ["up", t("flow.up"), t("axis.unit")]);
+  if (gated) stages.splice(2, 0, ["up", t(keys.up), t("axis.unit")]);
   $("stage-up").hidden = !gated;
+  $("flow-times").hidden = !gated;
+  // The arrows and the heading say what is computed (gated: gate, up, act(gate) ⊙ up, down);
+  // data-i18n keeps them in the language the page switches to.
+  for (const [id, key] of [["flow-heading", keys.heading], ["arrow-up", keys.stepUp],
+    ["arrow-act", keys.stepAct], ["arrow-down", keys.stepDown]]) {
+    const el = $(id);
+    el.dataset.i18n = key;
+    el.textContent = t(key);
+  }
   // Two rows when one would squeeze the plots: gated (five plots), token labels, larger text.
   const labelled = Boolean(yLabels);
   const wrap = Boolean(gated) || labelled || document.body.classList.contains("big");
@@ -90,11 +121,7 @@ export function renderFlow(data, { yLabels } = {}) {
       const columns = columnsFor(KIND[key], data, key);
       const narrow = key === "input" || key === "output";
       const range = robust ? robustRange(data[key]) : null;
-      const clip = range?.cells.length ? {
-        cells: range.cells, bar: t("clip.bar"),
-        caption: t("clip.caption", { x: magnitude(range.zmax), n: count(range.cells.length) }),
-        note: t("clip.note", { x: magnitude(range.zmax), n: count(range.cells.length) }),
-      } : undefined;
+      const clip = clipOf(range);
       caption($(`shape-${key}`), key, data, columns, clip);
       const first = firstInRow.includes(key);
       return heatmap($(`plot-${key}`), data[key], {
@@ -220,24 +247,46 @@ export function renderPerturb(data, { yLabels } = {}) {
   ]);
 }
 
-/** The output before and after the nudge, on one colour scale fixed by the larger of the two. */
+/**
+ * The output before and after the nudge, on one colour scale fixed by the larger of the two.
+ * A pretrained layer (outlier features): the scale is the 99th percentile of |value| over
+ * both, as in the flow, and the cells beyond it are marked ×.
+ */
 function beforeAfter(data, yLabels) {
-  const zmax = Math.max(maxAbs(data.output), maxAbs(data.output_perturbed));
+  const robust = Boolean(data.config?.model);
+  let zmax = Math.max(maxAbs(data.output), maxAbs(data.output_perturbed));
+  let clips = [undefined, undefined];
+  if (robust) {
+    zmax = robustRange([...data.output, ...data.output_perturbed]).zmax;
+    clips = [data.output, data.output_perturbed].map((m) => clipOf(beyond(m, zmax)));
+  }
   const common = { xTitle: t("axis.feature"), yTitle: t("axis.position"), yLabels, zmax,
     columns: columnsFor("features", data, "output") };
   const before = $("plot-output-before");
   const after = $("plot-output-after");
   before.dataset.zmax = after.dataset.zmax = String(zmax);
+  const note = $("perturb-scale-note");
+  note.dataset.i18n = robust ? "perturb.same_scale_robust" : "perturb.same_scale";
+  note.textContent = t(note.dataset.i18n);
   return [
-    heatmap(before, data.output, { ...common, title: t("perturb.before"), filename: "ffn-output-before" }),
-    heatmap(after, data.output_perturbed, { ...common, title: t("perturb.after"), filename: "ffn-output-after" }),
+    heatmap(before, data.output, { ...common, title: t("perturb.before"), filename: "ffn-output-before", clip: clips[0] }),
+    heatmap(after, data.output_perturbed, { ...common, title: t("perturb.after"), filename: "ffn-output-after", clip: clips[1] }),
   ];
+}
+
+/** The cells of `matrix` beyond ±zmax, as robustRange returns them. */
+function beyond(matrix, zmax) {
+  const cells = [];
+  matrix.forEach((row, r) => row.forEach((v, c) => { if (Math.abs(v) > zmax) cells.push([r, c]); }));
+  return { zmax, cells };
 }
 
 /** Parameter count, FLOPs and the formula with the current shapes. */
 export function renderReadout(data) {
   const c = data.config;
-  $("readout-shapes").textContent = t("readout.shapes", { t: c.num_tokens, d_model: c.d_model, d_ff: c.d_ff });
+  const shapes = c.gated ? "readout.shapes_gated" : "readout.shapes";
+  $("readout-shapes").textContent = t(shapes, { t: c.num_tokens, d_model: c.d_model, d_ff: c.d_ff });
+  renderMatrices(data);
   $("readout-params").textContent = count(data.params.total);
   $("readout-params").dataset.value = String(data.params.total);
   $("readout-flops").textContent = count(data.flops.total);
@@ -245,4 +294,25 @@ export function renderReadout(data) {
     per_token: count(data.flops.per_token),
     tokens: count(c.num_tokens),
   });
+}
+
+/** Order of the parameter tensors in the readout (the API's names; gated: gate, up, down). */
+const MATRICES = { plain: ["w1", "b1", "w2", "b2"], gated: ["w_gate", "b_gate", "w1", "b1", "w2", "b2"] };
+
+/** One line per weight matrix and bias, with its shape and the server's parameter count. */
+function renderMatrices(data) {
+  const c = data.config;
+  const list = $("readout-matrices");
+  const kind = c.gated ? "gated" : "plain";
+  const shape = { w_gate: [c.d_model, c.d_ff], w1: [c.d_model, c.d_ff], w2: [c.d_ff, c.d_model],
+    b_gate: [c.d_ff], b1: [c.d_ff], b2: [c.d_model] };
+  list.replaceChildren(...MATRICES[kind].filter((name) => name in data.params).map((name) => {
+    const li = document.createElement("li");
+    li.dataset.matrix = name;
+    li.dataset.value = String(data.params[name]);
+    const params = { shape: shape[name].join(" × "), n: count(data.params[name]) };
+    li.textContent = c.gated ? t(`readout.matrix_gated.${name}`, params) : t(`readout.matrix.${name}`, params);
+    return li;
+  }));
+  $("readout-names").hidden = !c.gated;
 }

@@ -34,6 +34,12 @@ SAME_IN_ALL_LANGUAGES = {
     "errors.item_whole",
     "flow.step_up",
     "flow.step_down",
+    "flow.step_up_gated",
+    "flow.times",
+    "flow.step_act_gated",
+    "flow.step_down_gated",
+    "flow.step_down_gated_nobias",
+    "readout.shapes_gated",
     "readout.shapes",
     # matrix names in the weight grid are the paper's notation in every language
     "grid.w1",

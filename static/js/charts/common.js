@@ -1,0 +1,157 @@
+// What every chart shares: colours, the Plotly config, font scaling, the base layout and
+// axes, and the Plotly.react that re-wraps a title Plotly laid out wider than its plot.
+// No DOM lookups and no fetches.
+/* global Plotly */
+import { fitText, textWidth } from "../fit.js";
+
+// ColorBrewer RdBu (colour-blind safe), blue < 0 < red, white at exactly 0.
+export const DIVERGING = [
+  [0.0, "#2166ac"], [0.125, "#4393c3"], [0.25, "#92c5de"], [0.375, "#d1e5f0"],
+  [0.5, "#f7f7f7"],
+  [0.625, "#fddbc7"], [0.75, "#f4a582"], [0.875, "#d6604d"], [1.0, "#b2182b"],
+];
+// ColorBrewer Blues (sequential, colour-blind safe): for values in [0, 1] such as attention
+// weights, where 0 is "none" rather than the middle of a signed range.
+export const SEQUENTIAL = [
+  [0.0, "#f7fbff"], [0.125, "#deebf7"], [0.25, "#c6dbef"], [0.375, "#9ecae1"], [0.5, "#6baed6"],
+  [0.625, "#4292c6"], [0.75, "#2171b5"], [0.875, "#08519c"], [1.0, "#08306b"],
+];
+export const ACCENT = "#2166ac";
+export const MUTED = "#b2182b";
+
+// No modebar: its "share" button uploads to Plotly's cloud (nothing leaves the server), it
+// covers titles and hover labels, and the page has its own PNG/SVG buttons
+// (static/js/export/index.js, Plotly.downloadImage).
+// Not Plotly's `responsive`: a container that changes size is drawn again (ResizeObserver
+// in redraw.js), since the number of ticks and the wrapping of titles depend on the size.
+export const CONFIG = { displayModeBar: false, displaylogo: false, responsive: false };
+let fontScale = 1;
+
+/** Scale every chart's fonts (the lesson's "larger fonts for the back row"); 1 is normal. */
+export function setFontScale(scale) {
+  fontScale = scale;
+}
+
+/** The current font scale (see setFontScale). */
+export function currentFontScale() {
+  return fontScale;
+}
+
+/** The root font size over 16 px: the page scales up on big screens (app.css clamp). */
+export function rootScale() {
+  if (typeof document === "undefined") return 1;
+  return (parseFloat(getComputedStyle(document.documentElement).fontSize) || 16) / 16;
+}
+
+/** A font size in px: `base` at normal text, scaled with the page and "larger text". */
+export function px(base) {
+  return Math.round(base * fontScale * rootScale());
+}
+
+/** The container's size in CSS px (a fallback for containers not laid out yet). */
+export function sizeOf(el) {
+  return { w: el.clientWidth || 400, h: el.clientHeight || 260 };
+}
+
+/**
+ * The layout shared by every chart: fonts scaled, the title wrapped to the plot's width
+ * (two lines at most; a shortened title puts the whole one in the container's tooltip),
+ * and room at the top for it. Axes get `automargin` so that labels are never cut.
+ */
+export function baseLayout(el, title, extra) {
+  const { w, h } = sizeOf(el);
+  const size = px(13);
+  const fitted = fitText(title ?? "", w - 16, size, 2);
+  if (fitted.cut) el.title = title;
+  else el.removeAttribute("title");
+  return {
+    // The container's size, explicitly: a redraw (ResizeObserver) always fits its container.
+    width: w,
+    height: h,
+    autosize: false,
+    margin: { l: 8, r: 8, t: title ? 8 : 10, b: 8, pad: 2 },
+    font: { family: "system-ui, sans-serif", size: px(12), color: "#1a1a1a" },
+    title: { text: fitted.text, ffnText: title ?? "", font: { size }, x: 0.5, xref: "container", y: 1, yref: "paper", yanchor: "bottom", automargin: true, pad: { b: 6 } },
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    ...extra,
+  };
+}
+
+/** An axis: automargin, unrotated labels, the title wrapped to `width` px. */
+export function axis(title, width, extra) {
+  if (extra.small) title = ""; // no room: the title stays in the hover text
+  delete extra.small;
+  const fitted = fitText(title ?? "", Math.max(40, width), px(12), 2);
+  return {
+    title: { text: fitted.text, standoff: 4, ffnText: title ?? "", font: { size: px(12) } },
+    automargin: true,
+    tickangle: 0,
+    // x labels a little lower: the first never touches the y axis's bottom label
+    ticklabelstandoff: Math.round(px(12) * 0.3),
+    showgrid: false,
+    zeroline: false,
+    ...extra,
+  };
+}
+
+/**
+ * Log axes spanning a few decades label the decades only (minor 2..9 labels crowd each
+ * other); a narrower one keeps Plotly's own ticks (else it would show no number at all).
+ */
+export function logTicks(type, values) {
+  if (type !== "log") return {};
+  const positive = values.filter((v) => v > 0);
+  const decades = positive.length ? Math.log10(Math.max(...positive) / Math.min(...positive)) : 0;
+  return decades >= 1.5 ? { dtick: 1, exponentformat: "SI" } : { exponentformat: "SI" };
+}
+
+/**
+ * Plotly.react, then one check of what was drawn: an axis title wider than its container
+ * (the estimate of the plot's width was too generous) is wrapped again to the plot width
+ * Plotly really laid out. At most one more Plotly call, and only for such a title.
+ */
+export async function react(el, traces, layout) {
+  await Plotly.react(el, traces, layout, CONFIG);
+  // automargin may lay the plot out once more after react resolves: check after a frame
+  await new Promise((resolve) => { requestAnimationFrame(resolve); });
+  const box = el.getBoundingClientRect();
+  const size = el._fullLayout?._size;
+  if (!size) return el;
+  const update = {};
+  for (const [cls, name, room] of [["xtitle", "xaxis", size.w], ["ytitle", "yaxis", size.h]]) {
+    const text = el.querySelector(`.${cls}`);
+    const wanted = layout[name]?.title?.ffnText;
+    if (!text || !wanted) continue;
+    const r = text.getBoundingClientRect();
+    if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) {
+      update[`${name}.title.text`] = fitText(wanted, Math.max(30, room - 4), px(12), 3).text;
+    }
+  }
+  const title = el.querySelector(".gtitle");
+  const wanted = layout.title?.ffnText;
+  if (title && wanted) {
+    const r = title.getBoundingClientRect();
+    if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1) {
+      // no room for two lines: one, shortened, with the whole title in the tooltip
+      update["title.text"] = fitText(wanted, box.width - 12, px(13), 1).text;
+      el.title = wanted;
+    }
+  }
+  if (Object.keys(update).length) await Plotly.relayout(el, update);
+  return el;
+}
+
+/** Token labels no wider than `width` px ("12 independ…"); the axis keeps the whole one in hover. */
+export function shortLabels(labels, width, size) {
+  const room = Math.max(width, textWidth("00 abcdefghij", size)); // never cut to a few letters
+  return labels.map((label) => {
+    if (textWidth(label, size) <= room) return label;
+    let s = label;
+    while (s.length > 4 && textWidth(`${s}…`, size) > room) s = s.slice(0, -1);
+    return `${s}…`;
+  });
+}
+
+/** Series colours for side-by-side comparisons (ColorBrewer Dark2, colour-blind friendly). */
+export const SERIES = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02"];

@@ -1,0 +1,194 @@
+// Heatmaps: a signed matrix on a symmetric diverging scale (or a sequential one), a window
+// of real columns named on the axis, robust colour ranges with the clipped cells marked.
+import { categoryTicks, fitText, fitting, integerDtick, rowFont, signedTicks, textWidth } from "../fit.js";
+import { axis, baseLayout, DIVERGING, px, react, rootScale, shortLabels, sizeOf } from "./common.js";
+import { unchanged, whenVisible } from "./redraw.js";
+
+/**
+ * A robust colour range for a signed matrix: the `q` quantile of |value| (0.99: one outlier
+ * feature cannot wash out the picture). Returns { zmax, cells: [[row, col]] beyond it }.
+ */
+export function robustRange(matrix, q = 0.99) {
+  const all = [];
+  for (const row of matrix) for (const v of row) all.push(Math.abs(v));
+  if (!all.length) return { zmax: 1e-12, cells: [] };
+  all.sort((a, b) => a - b);
+  const zmax = all[Math.min(all.length - 1, Math.floor(q * (all.length - 1)))] || all[all.length - 1] || 1e-12;
+  const cells = [];
+  matrix.forEach((row, r) => row.forEach((v, c) => { if (Math.abs(v) > zmax) cells.push([r, c]); }));
+  return { zmax, cells };
+}
+
+/** The largest |value| of a matrix (at least a tiny epsilon, so a zero matrix still draws). */
+export function maxAbs(matrix) {
+  let m = 0;
+  for (const row of matrix) for (const v of row) if (Math.abs(v) > m) m = Math.abs(v);
+  return m || 1e-12;
+}
+
+/**
+ * Which columns of a [rows x cols] matrix to draw: a window of at most `columns.width`
+ * real columns starting at column index `columns.start` (no pooling: every drawn cell is
+ * one entry of the tensor). columns: { start, width, total, index } where `index` names
+ * the real column of each of z's columns (when z holds only some of them) or is absent.
+ * Returns { from, to, x (real column indices), consecutive }.
+ */
+export function columnWindow(cols, columns) {
+  const index = columns?.index ?? null;
+  const width = Math.min(columns?.width ?? cols, cols);
+  const start = columns?.start ?? 0;
+  let from = index ? index.findIndex((v) => v >= start) : start;
+  if (from < 0) from = cols - width;
+  from = Math.max(0, Math.min(from, cols - width));
+  const x = [];
+  for (let c = from; c < from + width; c += 1) x.push(index ? Number(index[c]) : c);
+  const consecutive = x.every((v, i) => i === 0 || v === x[i - 1] + 1);
+  return { from, to: from + width, x, consecutive };
+}
+
+/**
+ * A signed heatmap [rows x cols] with a symmetric colour range around 0.
+ * opts: { title, xTitle, yTitle, zmax, yLabels, xLabels (a name per column, drawn whole),
+ *         filename, showValues, format, showScale,
+ *         showYTitle, columns: { start, width, total, index, label(first, last, total) },
+ *         colorscale, zmin, sequential, clip: { zmax, beyond, note } }
+ * With `columns`, a window of real columns is drawn and the x axis says which
+ * (label(first, last, total), e.g. "units 0–255 of 2048").
+ */
+export function heatmap(el, z, opts) {
+  const rows = z.length;
+  const cols = rows ? z[0].length : 0;
+  el.dataset.rows = String(rows);
+  el.dataset.cols = String(cols);
+  if (unchanged(el, z, opts)) return Promise.resolve(el);
+  return whenVisible(el, () => drawHeatmap(el, z, rows, cols, opts));
+}
+
+function drawHeatmap(el, zAll, rows, cols, opts) {
+  const win = columnWindow(cols, opts.columns);
+  const windowed = win.from > 0 || win.to < cols || Boolean(opts.columns?.index);
+  const z = windowed ? zAll.map((row) => row.slice(win.from, win.to)) : zAll;
+  const total = opts.columns?.total ?? cols;
+  el.dataset.windowStart = String(win.x[0] ?? 0);
+  el.dataset.windowStop = String((win.x[win.x.length - 1] ?? -1) + 1);
+  el.dataset.total = String(total);
+  el.dataset.clipped = String(opts.clip?.cells.length ?? 0);
+  const { w, h } = sizeOf(el);
+  const size = px(12);
+  const lineH = size * 1.25;
+  const showScale = opts.showScale ?? true;
+  // A very small plot (an embed in a slide) has no room for axis titles: they stay in the
+  // hover text; an axis that names a window of columns keeps its title.
+  const showYTitle = opts.showYTitle !== false && w >= 120;
+  const yLabels = opts.yLabels;
+  const yText = yLabels ? (opts.indexTicks ? yLabels.map((_, i) => String(i)) : shortLabels(yLabels, w * 0.35, size)) : null;
+  const yLabelW = yText ? Math.max(...yText.map((s) => textWidth(s, size))) : textWidth(String(rows - 1), size);
+  const left = (showYTitle ? lineH * 1.4 : 0) + yLabelW + 10;
+  const right = showScale ? size * 4.2 + 16 : 8;
+  const plotW = Math.max(30, w - left - right);
+  const partial = win.x.length < total;
+  const xTitle = partial && win.consecutive && opts.columns?.label
+    ? opts.columns.label(win.x[0], win.x[win.x.length - 1], total) : h >= 150 ? opts.xTitle : "";
+  const xFit = fitText(xTitle, Math.min(plotW * 0.85, w - 16), size, h >= 150 ? 2 : 1);
+  const top = opts.title ? lineH + 14 : 10;
+  const plotH = Math.max(30, h - top - lineH * (1.3 + xFit.lines * 1.1) - 14);
+  const zmax = opts.zmax ?? maxAbs(z);
+  const zmin = opts.zmin ?? -zmax;
+  // Named rows (tokens): every row labelled, in a smaller font when they would crowd
+  const rowF = yLabels ? rowFont(rows, plotH, size, Math.min(size, px(9))) : { size, all: false };
+  const nticks = fitting(plotH * (opts.clip ? 0.7 : 1), lineH * 1.8, 2);
+  const trace = {
+    type: "heatmap",
+    z,
+    zmin,
+    zmax,
+    colorscale: opts.colorscale ?? DIVERGING,
+    showscale: showScale,
+    colorbar: {
+      thickness: Math.round(8 * rootScale()), outlinewidth: 0, tickfont: { size },
+      // signed: "+1", "0", "−1" (a "+" format would print "+0"); sequential: Plotly's ticks
+      ...(opts.sequential ? { tickformat: ".2~g", nticks } : signedTicks(zmin, zmax, nticks)),
+      // with a note on top, the bar is shorter so that its top label stays clear of the note
+      ...(opts.clip ? { len: 0.72, y: 0, yanchor: "bottom" } : { len: 1 }),
+      title: opts.clip ? { text: opts.clip.bar, side: "top", font: { size: px(10) } } : undefined,
+    },
+    hovertemplate: `${opts.yTitle} %{y}<br>${opts.xTitle} %{x}<br>%{z:+.4~g}<extra></extra>`,
+  };
+  if (!opts.sequential) trace.zmid = 0;
+  if (yLabels) trace.y = yLabels;
+  const xaxis = axis(xTitle, plotW, {});
+  if (windowed && win.consecutive) {
+    trace.x = win.x;
+    const labelW = textWidth(String(win.x[win.x.length - 1]), size) + size * 1.5;
+    Object.assign(xaxis, { type: "linear", tick0: 0, dtick: integerDtick(win.x.length, fitting(plotW, labelW, 1)),
+      range: [win.x[0] - 0.5, win.x[win.x.length - 1] + 0.5] });
+  } else if (windowed) {
+    // Columns that are not consecutive (chosen by the server): named by their real index.
+    const labels = win.x.map(String);
+    trace.x = labels;
+    const labelW = textWidth(labels[labels.length - 1], size) + size * 1.5;
+    Object.assign(xaxis, { type: "category", ...categoryTicks(labels, fitting(plotW, labelW, 1)) });
+  } else if (opts.xLabels?.length === cols) {
+    // Named columns (e.g. the stack's tokens): as many names as fit unrotated, each in hover
+    const names = opts.xLabels.map(String);
+    const short = shortLabels(names, Math.max(plotW / 3, 60), size);
+    trace.x = names;
+    const labelW = Math.max(...short.map((s) => textWidth(s, size))) + size;
+    const ticks = categoryTicks(names, fitting(plotW, labelW, 1));
+    const byName = new Map(names.map((n, i) => [n, short[i]]));
+    Object.assign(xaxis, { type: "category", ...ticks, ticktext: ticks.tickvals.map((v) => byName.get(v)) });
+  } else {
+    const labelW = textWidth(String(cols - 1), size) + size * 1.5;
+    Object.assign(xaxis, { type: "linear", tick0: 0, dtick: integerDtick(cols, fitting(plotW, labelW, 1)) });
+  }
+  xaxis.title.text = xFit.text;
+  xaxis.title.ffnText = xTitle;
+  const rowsFit = rowF.all ? rows : fitting(plotH, lineH * 1.1, 1);
+  const yaxis = axis(showYTitle ? opts.yTitle : "", plotH, { autorange: "reversed" });
+  if (yLabels) {
+    const ticks = categoryTicks(yLabels, rowsFit);
+    const byLabel = new Map(yLabels.map((l, i) => [l, yText[i]]));
+    // Beside the first plot of a row, the rows are named by their position only.
+    const index = new Map(yLabels.map((l, i) => [l, String(i)]));
+    const name = opts.indexTicks ? (v) => index.get(v) : (v) => byLabel.get(v);
+    Object.assign(yaxis, { type: "category", ...ticks, ticktext: ticks.tickvals.map(name) });
+    if (rowF.size < size) yaxis.tickfont = { size: rowF.size };
+    // a single unnamed row (a bias vector): no tick mark and no label beside it
+    if (yLabels.every((l) => !String(l).trim())) Object.assign(yaxis, { ticks: "", showticklabels: false });
+  } else {
+    Object.assign(yaxis, { type: "linear", tick0: 0, dtick: integerDtick(rows, rowsFit) });
+  }
+  if (opts.showValues && opts.format) {
+    trace.text = z.map((row) => row.map(opts.format));
+    trace.texttemplate = "%{text}";
+    trace.textfont = { size: px(12) };
+  }
+  const layout = baseLayout(el, opts.title, { xaxis, yaxis, uirevision: `${rows}x${cols}` });
+  const traces = [trace];
+  if (opts.clip && opts.clip.cells?.length) traces.push(clipMarkers(opts.clip.cells, trace, win));
+  if (opts.marks) {
+    // e.g. the units dropout dropped in train mode: "×" on those cells of the window
+    const cells = [];
+    opts.marks.forEach((row, r) => row.forEach((m, c) => { if (m) cells.push([r, c]); }));
+    const marked = clipMarkers(cells, trace, win);
+    marked.name = opts.markName;
+    el.dataset.marks = String(marked.x.length);
+    traces.push(marked);
+  }
+  return react(el, traces, layout);
+}
+
+/** Markers on the cells beyond a clipped colour range: [[row, column], ...] of the window. */
+function clipMarkers(cells, trace, win) {
+  const shown = cells.filter(([, c]) => c >= win.from && c < win.to);
+  return {
+    type: "scatter",
+    mode: "markers",
+    x: shown.map(([, c]) => (trace.x ? trace.x[c - win.from] : c)),
+    y: shown.map(([r]) => (trace.y ? trace.y[r] : r)),
+    marker: { symbol: "x-thin", size: 6, line: { width: 1.5, color: "#111" } },
+    hoverinfo: "skip",
+    showlegend: false,
+  };
+}
+

@@ -1,0 +1,93 @@
+// Redraw only what is needed: unchanged charts are skipped, off-screen ones deferred until
+// they scroll into view, and a container that changes size is drawn again at its new size.
+import { currentFontScale, rootScale, sizeOf } from "./common.js";
+
+const visible = new WeakMap(); // container -> on screen (or near it), from the observer
+const waiting = new Map(); // container -> the latest deferred draw
+const observer = typeof IntersectionObserver === "function"
+  ? new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      visible.set(entry.target, entry.isIntersecting);
+      const draw = entry.isIntersecting && waiting.get(entry.target);
+      if (draw) {
+        waiting.delete(entry.target);
+        draw();
+      }
+    }
+  }, { rootMargin: "0px" })
+  : null;
+
+// A container that changes size (window, "larger text", a panel appearing, the gated flow
+// wrapping) is drawn again at its new size: tick density and wrapped titles depend on it.
+const resized = new Set();
+let resizeFrame = 0;
+const resizer = typeof ResizeObserver === "function"
+  ? new ResizeObserver((entries) => {
+    for (const entry of entries) {
+      const el = entry.target;
+      const last = el.ffnLast;
+      if (!last || el.offsetParent === null) continue;
+      const { w, h } = sizeOf(el);
+      if (Math.abs(last.w - w) > 1 || Math.abs(last.h - h) > 1) resized.add(el);
+    }
+    if (resized.size && !resizeFrame) {
+      resizeFrame = requestAnimationFrame(() => {
+        resizeFrame = 0;
+        const els = [...resized];
+        resized.clear();
+        for (const el of els) whenVisible(el, el.ffnLast.draw);
+      });
+    }
+  })
+  : null;
+
+/** Draw every deferred chart now (before printing or exporting the whole page). */
+export function drawDeferred() {
+  const draws = [...waiting.values()];
+  waiting.clear();
+  return Promise.all(draws.map((draw) => draw()));
+}
+if (typeof window !== "undefined") window.addEventListener("beforeprint", () => { drawDeferred(); });
+
+/**
+ * Run `draw()` now when `el` is on screen (or has never been drawn); else keep it until `el`
+ * scrolls into view: a Plotly.react costs ~10 ms per chart, and charts nobody can see
+ * should not delay the ones they can. The container's data-* attributes are set by the
+ * caller at once either way.
+ */
+export function whenVisible(el, drawNow) {
+  const draw = () => {
+    const { w, h } = sizeOf(el);
+    el.ffnLast = { draw: drawNow, w, h }; // drawn again when the container's size changes
+    if (resizer && !el.ffnSized) {
+      el.ffnSized = true;
+      resizer.observe(el);
+    }
+    return drawNow();
+  };
+  if (!observer) return draw();
+  if (!visible.has(el)) {
+    visible.set(el, true);
+    observer.observe(el);
+    return draw();
+  }
+  if (visible.get(el)) {
+    waiting.delete(el);
+    return draw();
+  }
+  waiting.set(el, draw);
+  return Promise.resolve(el);
+}
+
+/**
+ * True when `el` already shows exactly this data with these options at this size, so that
+ * a redraw can be skipped (a Plotly.react costs ~10 ms per chart even when nothing
+ * changed). `data` is compared by identity, `opts` by value (functions ignored).
+ */
+export function unchanged(el, data, opts) {
+  const { w, h } = sizeOf(el);
+  const key = JSON.stringify([opts, currentFontScale(), rootScale(), w, h]); // a new size or font redraws
+  if (el.ffnDrawn && el.ffnDrawn.data === data && el.ffnDrawn.key === key) return true;
+  el.ffnDrawn = { data, key };
+  return false;
+}
