@@ -14,6 +14,20 @@ class LabError(ValueError):
     """Base of every error `app.lab` raises for something a caller can fix."""
 
 
+class Refusal(LabError):
+    """A refused value with a stable `code` and its `params` (JSON scalars), so that a page
+    can say it in its reader's language; str(self) is the English message API users read.
+
+    The API adds `code` and `params` to the 422 item (app.api.middleware.errors); the codes
+    are listed in the catalogs as `errors.code.<code>` (static/i18n/*/errors.json).
+    """
+
+    def __init__(self, code: str, message: str, **params: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = params
+
+
 class InvalidValue(LabError):
     """A value of the request is not allowed; `field` names it (e.g. "position", "text").
 
@@ -23,11 +37,15 @@ class InvalidValue(LabError):
         value: the value given, when it helps to echo it (else None).
     """
 
-    def __init__(self, field: str, message: str, value: Any = None) -> None:
+    def __init__(
+        self, field: str, message: str, value: Any = None, code: str | None = None, **params: Any
+    ) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
         self.value = value
+        self.code = code
+        self.params = params
 
 
 class ModelUnavailable(LabError):

@@ -33,9 +33,12 @@ from app.model.pretrained import (
 )
 
 
-def invalid(field: str, message: str, value: Any = None) -> InvalidValue:
-    """The error for a bad `field` (the API answers it with a 422 naming the body field)."""
-    return InvalidValue(field, message, value)
+def invalid(
+    field: str, message: str, value: Any = None, code: str | None = None, **params: Any
+) -> InvalidValue:
+    """The error for a bad `field` (the API answers it with a 422 naming the body field;
+    `code` and `params` let the page say it in its language)."""
+    return InvalidValue(field, message, value, code, **params)
 
 
 def load_model() -> Pretrained:
@@ -55,10 +58,13 @@ def encode_text(model: Pretrained, text: str, settings: Settings) -> Encoded:
     """Tokenise, refusing more than `max_tokens` tokens (`InvalidValue` on `text`)."""
     encoded = model.encode(text)
     if len(encoded.tokens) > settings.max_tokens:
-        raise invalid(
+        raise InvalidValue(
             "text",
             f"text gives {len(encoded.tokens)} tokens (with [CLS] and [SEP]); the limit is "
             f"{settings.max_tokens}",
+            code="text_tokens",
+            count=len(encoded.tokens),
+            limit=settings.max_tokens,
         )
     return encoded
 

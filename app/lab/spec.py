@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.config import Settings, get_settings
+from app.lab.errors import Refusal
 from app.lab.values import as_float_array, check_max, check_text, check_weights
 from app.model.activations import get_activation
 from app.model.ffn import FFNConfig, expected_shapes
@@ -341,9 +342,15 @@ def check_forward(
     config = spec.ffn_config()
     params = sum(int(np.prod(s)) for s in expected_shapes(config).values())
     if params > settings.max_params:
-        raise ValueError(
+        raise Refusal(
+            "too_many_params",
             f"d_model={spec.d_model}, d_ff={spec.d_ff} ({spec.activation}) needs "
-            f"{params:,} parameters; the limit is {settings.max_params:,}"
+            f"{params:,} parameters; the limit is {settings.max_params:,}",
+            d_model=spec.d_model,
+            d_ff=spec.d_ff,
+            activation=spec.activation,
+            params=params,
+            limit=settings.max_params,
         )
     if spec.include_weights:
         _check_weights_in_answer(spec.model, params, settings.display_max_values)
@@ -351,12 +358,23 @@ def check_forward(
     if tokens is not None and spec.num_tokens is not None:
         raise ValueError("give either tokens or num_tokens, not both")
     if tokens is not None:
-        check_max("number of tokens (rows of tokens)", len(tokens), settings.max_tokens)
+        rows = len(tokens)
+        if rows > settings.max_tokens:
+            raise Refusal(
+                "too_many_rows",
+                f"number of tokens (rows of tokens) = {rows} is over the limit of "
+                f"{settings.max_tokens}",
+                count=rows,
+                limit=settings.max_tokens,
+            )
         array = as_float_array(tokens, "tokens", ndim=2)
         if array.shape[1] != spec.d_model:
-            raise ValueError(
+            raise Refusal(
+                "tokens_width",
                 f"tokens rows have {array.shape[1]} numbers; each must have d_model = "
-                f"{spec.d_model}"
+                f"{spec.d_model}",
+                count=int(array.shape[1]),
+                d_model=spec.d_model,
             )
         extra["tokens_array"] = array
     elif spec.num_tokens is not None:

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.config import get_settings
+from app.lab.errors import Refusal
 from app.model.ffn import FFNConfig, expected_shapes
 
 
@@ -30,22 +31,36 @@ def as_float_array(value: Any, field: str, ndim: int) -> npt.NDArray[np.float32]
     except (ValueError, TypeError):
         if ndim == 2 and isinstance(value, list):
             lengths = [len(row) if isinstance(row, list) else None for row in value]
-            raise ValueError(
-                f"{field} must be a rectangular list of numbers; row lengths are {lengths}"
+            raise Refusal(
+                "ragged",
+                f"{field} must be a rectangular list of numbers; row lengths are {lengths}",
+                field=field,
+                lengths=str(lengths),
             ) from None
-        raise ValueError(f"{field} must be a list of numbers") from None
+        raise Refusal("not_numbers", f"{field} must be a list of numbers", field=field) from None
     if array.size == 0:
-        raise ValueError(f"{field} must not be empty: give at least one row of numbers")
+        raise Refusal(
+            "empty", f"{field} must not be empty: give at least one row of numbers", field=field
+        )
     if array.ndim != ndim:
         kind = "a list of rows of numbers" if ndim == 2 else "a flat list of numbers"
-        raise ValueError(f"{field} must be {kind}, got {array.ndim} nesting level(s)")
+        raise Refusal(
+            "nesting" if ndim == 2 else "nesting_flat",
+            f"{field} must be {kind}, got {array.ndim} nesting level(s)",
+            field=field,
+            levels=int(array.ndim),
+        )
     bad = ~np.isfinite(array) | (np.abs(array) > limit)
     if bad.any():
         index = tuple(int(i) for i in np.argwhere(bad)[0])
         where = "".join(f"[{i}]" for i in index)
-        raise ValueError(
+        raise Refusal(
+            "bad_value",
             f"{field}{where} = {float(array[index])!r} is not allowed: values must be finite "
-            f"and within ±{limit:g}"
+            f"and within ±{limit:g}",
+            field=f"{field}{where}",
+            value=repr(float(array[index])),
+            limit=f"{limit:g}",
         )
     return array.astype(np.float32)
 
@@ -63,14 +78,24 @@ def check_text(value: str, field: str = "text") -> str:
     """
     limit = get_settings().max_text_chars
     if not value.strip():
-        raise ValueError(f"{field} is empty: type between 1 and {limit:,} characters")
+        raise Refusal(
+            "text_empty", f"{field} is empty: type between 1 and {limit:,} characters", limit=limit
+        )
     if len(value) > limit:
-        raise ValueError(f"{field} has {len(value):,} characters; the limit is {limit:,}")
+        raise Refusal(
+            "text_too_long",
+            f"{field} has {len(value):,} characters; the limit is {limit:,}",
+            count=len(value),
+            limit=limit,
+        )
     for i, char in enumerate(value):
         if unicodedata.category(char) in ("Cc", "Cs") and char not in _ALLOWED_CONTROL:
-            raise ValueError(
+            raise Refusal(
+                "text_control",
                 f"{field}[{i}] is the control character U+{ord(char):04X}, which is not "
-                "allowed: use letters, digits, punctuation, spaces, tabs and newlines"
+                "allowed: use letters, digits, punctuation, spaces, tabs and newlines",
+                index=i,
+                char=f"U+{ord(char):04X}",
             )
     return value
 
@@ -79,7 +104,13 @@ def check_max(field: str, value: int, limit: int) -> None:
     """Raise ValueError when `value` is over `limit`: field, value and limit in the message,
     never the server setting's name (students read it)."""
     if value > limit:
-        raise ValueError(f"{field} = {value} is over the limit of {limit}")
+        raise Refusal(
+            "over_limit",
+            f"{field} = {value} is over the limit of {limit}",
+            field=field,
+            value=value,
+            limit=limit,
+        )
 
 
 def check_weights(
@@ -96,24 +127,42 @@ def check_weights(
     given = {k: v for k, v in given.items() if v is not None}
     for name in given:
         if name not in expected:
-            why = "bias is false" if name.startswith("b") else f"{config.activation!r} is not gated"
-            raise ValueError(f"weights.{name} was given but is not used: {why}")
+            bias = name.startswith("b")
+            why = "bias is false" if bias else f"{config.activation!r} is not gated"
+            raise Refusal(
+                "weight_unused_bias" if bias else "weight_unused_gate",
+                f"weights.{name} was given but is not used: {why}",
+                name=f"weights.{name}",
+                activation=config.activation,
+            )
     total = 0
     arrays: dict[str, npt.NDArray[np.float32]] = {}
     for name, shape in expected.items():
         if name not in given:
-            raise ValueError(
+            raise Refusal(
+                "weight_missing",
                 f"weights.{name} is required for activation {config.activation!r} with "
-                f"bias={str(config.bias).lower()}; expected shape {list(shape)}"
+                f"bias={str(config.bias).lower()}; expected shape {list(shape)}",
+                name=f"weights.{name}",
+                activation=config.activation,
+                shape=" × ".join(map(str, shape)),
             )
         total += int(np.prod(shape))
         if total > max_numbers:
-            raise ValueError(f"weights hold over {max_numbers:,} numbers")
+            raise Refusal(
+                "weights_too_many", f"weights hold over {max_numbers:,} numbers", limit=max_numbers
+            )
         array = as_float_array(given[name], f"weights.{name}", ndim=len(shape))
         if array.shape != shape:
-            raise ValueError(
+            raise Refusal(
+                "weight_shape",
                 f"weights.{name} has shape {list(array.shape)}; expected {list(shape)} for "
-                f"d_model={config.d_model}, d_ff={config.d_ff}"
+                f"d_model={config.d_model}, d_ff={config.d_ff}",
+                name=f"weights.{name}",
+                shape=" × ".join(map(str, array.shape)),
+                expected=" × ".join(map(str, shape)),
+                d_model=config.d_model,
+                d_ff=config.d_ff,
             )
         arrays[name] = array
     return arrays

@@ -84,8 +84,9 @@ class LayerFile:
         return SUGGESTED[self.family]
 
 
-def _refuse(message: str) -> InvalidValue:
-    return InvalidValue("file", message)
+def _refuse(message: str, code: str, **params: Any) -> InvalidValue:
+    """A refused file: `code` and `params` let the page say it in its language."""
+    return InvalidValue("file", message, None, f"file_{code}", **params)
 
 
 def read_tensors(data: bytes, filename: str) -> tuple[str, dict[str, torch.Tensor]]:
@@ -113,14 +114,24 @@ def read_tensors(data: bytes, filename: str) -> tuple[str, dict[str, torch.Tenso
         raise _refuse(
             f"{filename!r} holds objects other than tensors (a pickled class or function); "
             "FFN Lab reads a state_dict with torch.load(weights_only=True) and runs nothing "
-            "from a file: save one with torch.save(module.state_dict(), path)"
+            "from a file: save one with torch.save(module.state_dict(), path)",
+            "pickle",
+            name=filename,
         ) from None
     except Exception as exc:  # any other failure to parse is a bad file, never a 500
         kind = name.rsplit(".", 1)[-1]
         first = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-        raise _refuse(f"{filename!r} is not a readable .{kind} file of tensors: {first}") from None
+        raise _refuse(
+            f"{filename!r} is not a readable .{kind} file of tensors: {first}",
+            "unreadable",
+            name=filename,
+            kind=kind,
+        ) from None
     raise _refuse(
-        f"{filename!r} has an extension FFN Lab does not read; use one of {', '.join(FORMATS)}"
+        f"{filename!r} has an extension FFN Lab does not read; use one of {', '.join(FORMATS)}",
+        "extension",
+        name=filename,
+        formats=", ".join(FORMATS),
     )
 
 
@@ -135,7 +146,9 @@ def _state_dict(loaded: Any) -> dict[str, torch.Tensor]:
             return tensors
     raise _refuse(
         f"the .pt file holds a {type(loaded).__name__}, not a state_dict of tensors "
-        "(save one with torch.save(module.state_dict(), path))"
+        "(save one with torch.save(module.state_dict(), path))",
+        "not_state_dict",
+        kind=type(loaded).__name__,
     )
 
 
@@ -241,14 +254,22 @@ def map_names(tensors: Mapping[str, torch.Tensor]) -> tuple[str, dict[str, torch
                 shown = ", ".join(hits[:6]) + (" ..." if len(hits) > 6 else "")
                 raise _refuse(
                     f"the file holds {len(hits)} layers' {suffix} ({shown}); upload one "
-                    "layer's FFN weights"
+                    "layer's FFN weights",
+                    "many_layers",
+                    count=len(hits),
+                    names=shown,
                 )
             if hits:
                 found[ours] = turn(tensors[hits[0]])
         if all(name in found for name in REQUIRED[family]):
             return ("ffn-lab" if family == "ffn-lab-module" else family), found
     shown = ", ".join(names[:12]) + (f" ... ({len(names)} in all)" if len(names) > 12 else "")
-    raise _refuse(f"no FFN layer found: the file has {shown or 'no tensors'}; expected {EXPECTED}")
+    raise _refuse(
+        f"no FFN layer found: the file has {shown or 'no tensors'}; expected {EXPECTED}",
+        "no_layer",
+        names=shown or "-",
+        expected=EXPECTED,
+    )
 
 
 def read_layer(data: bytes, filename: str, max_abs_value: float) -> LayerFile:
@@ -264,14 +285,23 @@ def read_layer(data: bytes, filename: str, max_abs_value: float) -> LayerFile:
     weights: dict[str, Array] = {}
     for name, tensor in found.items():
         if not tensor.is_floating_point():
-            raise _refuse(f"{name} has dtype {tensor.dtype}; expected floating-point numbers")
+            raise _refuse(
+                f"{name} has dtype {tensor.dtype}; expected floating-point numbers",
+                "dtype",
+                name=name,
+                dtype=str(tensor.dtype),
+            )
         array = np.ascontiguousarray(tensor.detach().to(torch.float32).numpy())
         bad = ~np.isfinite(array) | (np.abs(array) > max_abs_value)
         if bad.any():
             index = tuple(int(i) for i in np.argwhere(bad)[0])
             raise _refuse(
                 f"{name}{list(index)} = {float(array[index])!r}: values must be finite and "
-                f"within ±{max_abs_value:g}"
+                f"within ±{max_abs_value:g}",
+                "bad_value",
+                name=f"{name}{list(index)}",
+                value=repr(float(array[index])),
+                limit=f"{max_abs_value:g}",
             )
         weights[name] = array
     _check_shapes(weights)
@@ -281,7 +311,11 @@ def read_layer(data: bytes, filename: str, max_abs_value: float) -> LayerFile:
 def _check_shapes(weights: Mapping[str, Array]) -> None:
     w1 = weights["w1"]
     if w1.ndim != 2:
-        raise _refuse(f"w1 has shape {list(w1.shape)}; expected a matrix [d_model, d_ff]")
+        raise _refuse(
+            f"w1 has shape {list(w1.shape)}; expected a matrix [d_model, d_ff]",
+            "w1_shape",
+            shape=" × ".join(map(str, w1.shape)),
+        )
     d_model, d_ff = w1.shape
     expected: dict[str, tuple[int, ...]] = {
         "w1": (d_model, d_ff),
@@ -293,15 +327,26 @@ def _check_shapes(weights: Mapping[str, Array]) -> None:
         if tuple(array.shape) != expected[name]:
             raise _refuse(
                 f"{name} has shape {list(array.shape)}; with w1 [{d_model}, {d_ff}] it must be "
-                f"{list(expected[name])}"
+                f"{list(expected[name])}",
+                "shape",
+                name=name,
+                shape=" × ".join(map(str, array.shape)),
+                expected=" × ".join(map(str, expected[name])),
+                d_model=int(d_model),
+                d_ff=int(d_ff),
             )
     if "b_gate" in weights and "w_gate" not in weights:
-        raise _refuse("the file has b_gate but no gate weight: b_gate belongs to a gated layer")
+        raise _refuse(
+            "the file has b_gate but no gate weight: b_gate belongs to a gated layer", "gate_bias"
+        )
     biases = sorted(n for n in ("b1", "b2", "b_gate") if n in weights)
     wanted = sorted(["b1", "b2"] + (["b_gate"] if "w_gate" in weights else []))
     if biases and biases != wanted:
         missing = sorted(set(wanted) - set(biases))
         raise _refuse(
             f"the file has biases {biases} but not {missing}: FFN Lab's FFN has "
-            "biases on every linear map or on none"
+            "biases on every linear map or on none",
+            "biases",
+            found=", ".join(biases),
+            missing=", ".join(missing),
         )

@@ -58,6 +58,7 @@ export class LatestOnly {
     }
     const started = performance.now();
     let response;
+    let data;
     try {
       response = await fetch(url, {
         method: "POST",
@@ -65,11 +66,11 @@ export class LatestOnly {
         body: text,
         signal: controller.signal,
       });
+      data = await response.json(); // an abort while the body streams in rejects here too
     } catch (err) {
       if (err.name === "AbortError" || seq !== this.seq) return { stale: true };
       throw err;
     }
-    const data = await response.json();
     if (seq !== this.seq) return { stale: true };
     if (!response.ok) throw new ApiError(response.status, data);
     const ms = performance.now() - started;

@@ -43,6 +43,25 @@ export function plain(text) {
   return detail;
 }
 
+/** A number as the server prints it (201,326,592): the same digits in every language. */
+function shown(value) {
+  return typeof value === "number" && Math.abs(value) >= 100000 ? value.toLocaleString("en-US") : value;
+}
+
+/**
+ * The refusal in the page's language: the server's structured error (`code`, `params`:
+ * field, value, allowed/limit) read through the catalogs (errors.code.<code>); a refusal
+ * without a code, or one this page does not know, falls back to the known texts above.
+ */
+function detailOf(item) {
+  const key = `errors.code.${item.code}`;
+  if (item.code && t(key) !== key) {
+    const params = Object.fromEntries(Object.entries(item.params ?? {}).map(([k, v]) => [k, shown(v)]));
+    return t(key, params);
+  }
+  return plain(item.msg);
+}
+
 function field(loc) {
   return (loc || []).filter((p) => p !== "body").join(".");
 }
@@ -56,9 +75,17 @@ export function describeError(err) {
     const lines = items.map((e) => t(field(e.loc) ? "errors.item" : "errors.item_whole", {
       field: field(e.loc),
       sentence: t(TYPE_KEYS[e.type] ?? "errors.type.other"),
-      detail: plain(e.msg),
+      detail: detailOf(e),
     }));
     return sentences(t("errors.refused"), ...lines);
   }
   return t("errors.status", { status: err.status, detail: plain(err.message) });
+}
+
+/** The refusal's details alone (no lead sentence), in the page's language: for a panel's
+ * own error line ("Could not read the file: ..."). */
+export function refusalDetails(err) {
+  const items = err?.detail?.detail;
+  if (err?.status === 422 && Array.isArray(items)) return items.map(detailOf).join("; ");
+  return err?.status ? describeError(err) : String(err?.message || err);
 }

@@ -42,6 +42,17 @@ export function onShown(section, fn) {
   shown.get(section).push(fn);
 }
 
+let measure = null;
+
+/** The width (px) the full busy label needs: its text plus the spinner's room (live.css). */
+function textRoom(label) {
+  measure ??= document.createElement("canvas").getContext("2d");
+  const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+  if (!measure) return 12 * rem;
+  measure.font = `600 ${rem}px system-ui, sans-serif`;
+  return measure.measureText(label).width + 2.8 * rem + 8;
+}
+
 /**
  * Mark `section` as waiting for an answer: aria-busy on the section dims its plots and
  * shows the busy overlay (static/css/live.css); every plot wrapper carries the label.
@@ -51,7 +62,13 @@ export function setBusy(section, busy) {
   if (busy) {
     section.setAttribute("aria-busy", "true");
     const label = t("status.loading");
-    for (const wrap of section.querySelectorAll(".plot-wrap, .plot")) wrap.dataset.busyLabel = label;
+    // A label wider than a plot would spill past it: narrow plots get the compact one.
+    const room = textRoom(label);
+    for (const wrap of section.querySelectorAll(".plot-wrap, .plot")) {
+      wrap.dataset.busyLabel = label;
+      if (wrap.clientWidth && wrap.clientWidth < room) wrap.dataset.busyNarrow = "1";
+      else delete wrap.dataset.busyNarrow;
+    }
   } else {
     section.removeAttribute("aria-busy");
   }

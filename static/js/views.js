@@ -37,7 +37,11 @@ function caption(el, key, data, columns, clip) {
   const parts = [text];
   if (summary) parts.push(t("display.summary_short", { kept: summary.kept.length, total: summary.total }));
   if (clip) parts.push(clip.caption);
-  el.textContent = parts.join(" · ");
+  // the shape first; the rest in its own span (a small embed shows the shape only)
+  const more = document.createElement("span");
+  more.className = "caption-more";
+  more.textContent = parts.slice(1).map((p) => ` · ${p}`).join("");
+  el.replaceChildren(text, ...(parts.length > 1 ? [more] : []));
   el.title = details.join("\n");
 }
 

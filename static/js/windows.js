@@ -29,6 +29,12 @@ function groupOf(data, key) {
  * "features"): { start, width, total, index, label }. `index` lists the real column of
  * each sent column when the server sent only some.
  */
+/** A small embed (a slide's frame under 800 px, as in app.css): axis titles kept short. */
+function compactFrame() {
+  return typeof document !== "undefined" && document.body.classList.contains("embed")
+    && window.matchMedia("(max-width: 800px)").matches;
+}
+
 export function columnsFor(kind, data, key) {
   const group = groupOf(data, key);
   const rows = data[key];
@@ -38,7 +44,8 @@ export function columnsFor(kind, data, key) {
     width: WIDTH[kind],
     total,
     index: group ? group.kept : undefined,
-    label: (first, last, n) => t(LABELS[kind], { first, last, total: n }),
+    // a small embed (a slide's frame) names the window only: the total is in the caption
+    label: (first, last, n) => t(compactFrame() ? `${LABELS[kind]}_short` : LABELS[kind], { first, last, total: n }),
   };
 }
 

@@ -119,8 +119,12 @@ def _messages(response: Any) -> tuple[str, str]:
     detail = response.json()["detail"]
     assert isinstance(detail, list) and detail, detail
     for error in detail:
-        assert set(error) <= {"loc", "msg", "type", "input"}
+        # code/params: the refusal's stable name and values, for a page in another language
+        assert set(error) <= {"loc", "msg", "type", "input", "code", "params"}
         assert isinstance(error["msg"], str) and error["msg"]
+        if "code" in error:
+            assert isinstance(error["code"], str) and isinstance(error["params"], dict)
+            assert all(not isinstance(v, dict | list) for v in error["params"].values())
     msgs = " | ".join(e["msg"] for e in detail)
     locs = " | ".join(".".join(str(p) for p in e["loc"]) for e in detail)
     return msgs, locs

@@ -145,3 +145,25 @@ def test_limit_messages_name_no_server_setting(client, path, patch):  # type: ig
     detail = _detail(r)
     assert "limit" in detail or "within" in detail, detail
     assert "setting" not in detail and "max_" not in detail, detail
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "params"),
+    [
+        (
+            {"d_model": 4096, "d_ff": 16384, "activation": "swiglu", "bias": False},
+            "too_many_params",
+            {"d_model": 4096, "d_ff": 16384, "params": 201_326_592},
+        ),
+        ({"d_model": 4, "d_ff": 8, "num_tokens": 999}, "over_limit", {"field": "num_tokens"}),
+        ({"d_model": 2, "d_ff": 4, "tokens": [[1, 2], [3]]}, "ragged", {"field": "tokens"}),
+        ({"d_model": 2, "d_ff": 4, "tokens": [[1, 1e39]]}, "bad_value", {"value": "1e+39"}),
+    ],
+)
+def test_refusals_carry_a_code_and_params_next_to_the_english_text(body, code, params):  # type: ignore[no-untyped-def]
+    """The 422 item keeps its English `msg` and adds `code` and `params` (the page's
+    catalogs say it in Chinese: errors.code.<code>)."""
+    item = TestClient(create_app()).post("/api/forward", json=body).json()["detail"][0]
+    assert item["code"] == code
+    assert params.items() <= item["params"].items()
+    assert isinstance(item["msg"], str) and item["msg"]  # the English text stays

@@ -52,7 +52,41 @@ EMBED_CASES: dict[str, str] = {
     "embed": "embed=1",
     "embed-swiglu": "embed=1&activation=swiglu",
     "embed-perturb": "embed=1&panel=perturb",
+    "embed-llama": "embed=1&preset=llama-7b",
 }
+# Text the embed shortened or hid to fit (issue 10 item 8: "nothing cut"): a plot title or
+# axis title Plotly draws ending in "…" (fit.js shortened it), an HTML text of the frame
+# (heading, caption, control, status) wider than its box (CSS ellipsis / overflow), a
+# control strip that scrolls sideways, or a control past the frame's right or bottom edge.
+CUT = """() => {
+  const out = [];
+  const seen = (el) => el.offsetParent !== null && el.getClientRects().length > 0;
+  for (const el of document.querySelectorAll('.js-plotly-plot .gtitle, .js-plotly-plot .xtitle,'
+      + ' .js-plotly-plot .ytitle, .js-plotly-plot .cbtitle')) {
+    if (seen(el.closest('.js-plotly-plot')) && el.textContent.trim().endsWith('\u2026')) {
+      out.push({ kind: 'shortened', text: el.textContent.trim() });
+    }
+  }
+  const html = 'main > section:not([hidden]) :is(h2, h3, figcaption, label, p, dt, dd),'
+    + ' .controls .field, .controls label, .controls .status';
+  for (const el of document.querySelectorAll(html)) {
+    if (!seen(el) || el.clientWidth <= 1 || el.closest('.js-plotly-plot')) continue;
+    if (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 2) {
+      out.push({ kind: 'clipped', text: el.textContent.trim().slice(0, 60) });
+    }
+  }
+  const strip = document.querySelector('.controls');
+  if (strip.scrollWidth > strip.clientWidth + 1) out.push({ kind: 'strip-scrolls', text: '' });
+  const w = document.documentElement.clientWidth, h = window.innerHeight;
+  for (const el of strip.querySelectorAll('.field')) {
+    if (!seen(el)) continue;
+    const r = el.getBoundingClientRect();
+    if (r.right > w + 1 || r.bottom > h + 1) {
+      out.push({ kind: 'control-outside', text: el.dataset.control });
+    }
+  }
+  return out;
+}"""
 PANEL_TIMEOUT = 120_000  # ms: the teaching panels at LLaMA-7B on two shared cores
 
 
@@ -206,6 +240,9 @@ def test_embed_has_no_clipped_or_overlapping_text(browser, server_url, name):  #
                 _settle(page)
                 case = f"{name}_{w}x{h}_{lang}"
                 _n, results[case] = _measure(page, case)
+                cut = page.evaluate(CUT)
+                print(f"cut {case}: {len(cut)} {cut[:6]}", flush=True)
+                results[case]["problems"] += cut
             finally:
                 context.close()
     _report(name, results)

@@ -121,6 +121,55 @@ def test_pending_views_are_dimmed_under_a_busy_overlay(page, server_url):  # typ
     assert page.recorder.errors == []
 
 
+# The busy label's box (the ::after of each plot wrapper, live.css) against its plot's box.
+BUSY_BOXES = """() => [...document.querySelectorAll('section[aria-busy="true"] .plot-wrap')]
+  .filter((e) => e.offsetParent !== null && e.clientWidth > 0).map((e) => {
+    const a = getComputedStyle(e, '::after');
+    let w = parseFloat(a.width), h = parseFloat(a.height);
+    if (a.boxSizing !== 'border-box') {
+      w += parseFloat(a.paddingLeft) + parseFloat(a.paddingRight);
+      h += parseFloat(a.paddingTop) + parseFloat(a.paddingBottom);
+    }
+    const r = e.getBoundingClientRect();
+    return { plot: e.querySelector('.plot')?.id, label: w, labelH: h, width: r.width,
+      height: r.height, content: a.content };
+  })"""
+
+
+@pytest.mark.parametrize(
+    ("query", "size"),
+    [
+        ("lang=en&preset=llama-7b&big=1", (1280, 720)),  # the flow's narrow input/output
+        ("lang=zh-CN&preset=llama-7b&big=1", (1920, 1080)),
+        ("lang=en&embed=1&preset=llama-7b", (640, 360)),
+    ],
+)
+def test_busy_label_stays_inside_each_plot(page, server_url, query, size):  # type: ignore[no-untyped-def]
+    """Issue 10 item 6: the "Computing…" mark lies inside every plot it marks, at every size."""
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    page.goto(f"{server_url}/?{query}")
+    page.locator("body[data-forward-seq]").wait_for(state="attached", timeout=120_000)
+    settled(page, 120_000)
+    held = []
+    page.route("**/api/forward", lambda route: held.append(route))
+    with page.expect_request("**/api/forward"):  # held by the route until checked
+        page.evaluate(
+            "() => { const s = document.getElementById('seed'); s.value = '5';"
+            " s.dispatchEvent(new Event('change')); }"
+        )
+    page.wait_for_function("() => document.querySelector('#flow[aria-busy=\"true\"]')")
+    boxes = page.evaluate(BUSY_BOXES)
+    assert boxes
+    for b in boxes:
+        assert b["content"] not in ("none", "normal", ""), b
+        assert b["label"] <= b["width"] and b["labelH"] <= b["height"], b  # inside its plot
+    for route in held:
+        route.continue_()
+    page.unroute("**/api/forward")
+    settled(page, 120_000)
+    assert page.recorder.errors == []
+
+
 def test_sliders_offer_only_what_the_server_accepts(page, server_url):  # type: ignore[no-untyped-def]
     page.goto(f"{server_url}/?preset=llama-7b")
     wait_rendered(page, timeout=60_000)

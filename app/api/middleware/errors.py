@@ -102,6 +102,12 @@ def _clean(error: dict[str, Any]) -> dict[str, Any]:
     }
     if shown is not None:
         out["input"] = safe_text(shown) if isinstance(shown, str) else shown
+    # A refusal the page can say in its own language: a stable code and its values
+    cause = (error.get("ctx") or {}).get("error")
+    code = getattr(cause, "code", None)
+    if isinstance(code, str):
+        out["code"] = code
+        out["params"] = {k: echo(v) for k, v in getattr(cause, "params", {}).items()}
     return out
 
 
@@ -161,7 +167,12 @@ async def invalid_value(request: Request, exc: Exception) -> Response:
     """An experiment's `InvalidValue` is the 422 Pydantic would give for that body field."""
     if not isinstance(exc, InvalidValue):  # pragma: no cover - wiring guard
         raise exc
-    error: dict[str, Any] = {"loc": ("body", exc.field), "msg": exc.message, "type": "value_error"}
+    error: dict[str, Any] = {
+        "loc": ("body", exc.field),
+        "msg": exc.message,
+        "type": "value_error",
+        "ctx": {"error": exc},
+    }
     if exc.value is not None:
         error["input"] = exc.value
     return await validation_error(request, RequestValidationError([error]))

@@ -38,6 +38,9 @@ def post_tokenize(req: TokenizeRequest, settings: SettingsDep) -> TokenizeRespon
         raise invalid(
             "text",
             f"text has {len(req.text)} characters; the limit is {settings.max_text_chars}",
+            code="text_too_long",
+            count=len(req.text),
+            limit=settings.max_text_chars,
         )
     encoded = encode_text(load_model(), req.text, settings)
     return TokenizeResponse(

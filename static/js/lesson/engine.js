@@ -4,12 +4,14 @@
 // The keys work wherever the focus is (a slider, a menu): they are read at the document in
 // the capture phase while the lesson runs, and a step change releases the focus. Without
 // the lesson, sliders keep their arrow keys. Text fields keep their keys.
-import { on } from "../bus.js";
+import { emit, on } from "../bus.js";
 import { t } from "../i18n.js";
 import { LESSON_BASE } from "./steps.js";
 
 const $ = (id) => document.getElementById(id);
 const HIGHLIGHT = "lesson-highlight";
+/** The lowest a plot is made to fit its panel above the lesson card (CSS px). */
+const MIN_PLOT_PX = 140;
 /** Inputs where keys type text: they keep every key (but a clicker's PageUp/PageDown). */
 const TEXT_TYPES = new Set(["text", "number", "search", "email", "url", "tel", "password"]);
 
@@ -54,6 +56,8 @@ export function initLesson(app) {
     document.body.dataset.lessonStep = state.lesson ? String(state.step) : "";
     if (!state.lesson) {
       card.hidden = true;
+      for (const el of shownTargets) unfit(panelOf(el));
+      shownTargets = [];
       clearHighlights();
       shownStep = 0;
       return;
@@ -69,12 +73,15 @@ export function initLesson(app) {
     $("lesson-big").setAttribute("aria-pressed", String(state.big));
     if (shownStep !== state.step) {
       shownStep = state.step;
+      for (const el of shownTargets) unfit(panelOf(el));
       clearHighlights();
       const targets = targetsOf(step);
       shownTargets = targets;
       for (const el of targets) el.classList.add(HIGHLIGHT);
       pinned = true;
       showTarget();
+      // the step's panel runs what the sentence describes (e.g. the training, live)
+      if (step.start && document.getElementById(step.start)) emit("panel-state", { id: step.start, values: { start: true } });
     }
   }
 
@@ -88,15 +95,62 @@ export function initLesson(app) {
     new ResizeObserver(() => { if (pinned && app.state.lesson) showTarget(); }).observe(document.querySelector("main") ?? document.body);
   }
 
-  /** The card covers the bottom of the screen: bring what to look at to the top, above it. */
+  /** The panel (a <section> of the page) that holds `el`. */
+  function panelOf(el) {
+    return el.closest("main > section") ?? el;
+  }
+
+  /** Give the plots of `panel` back their own height (CSS). */
+  function unfit(panel) {
+    for (const plot of panel.querySelectorAll(".plot[data-lesson-fit]")) {
+      plot.style.removeProperty("height");
+      delete plot.dataset.lessonFit;
+    }
+  }
+
+  /**
+   * Make `panel` at most `room` px tall by lowering its plots (each row of plots by an equal
+   * share, never below MIN_PLOT_PX); the plots re-lay out at their new size (charts.js).
+   * Returns true when it fits.
+   */
+  function fitPanel(panel, room) {
+    unfit(panel);
+    const excess = panel.getBoundingClientRect().height - room;
+    if (excess <= 0) return true;
+    const plots = [...panel.querySelectorAll(".plot")].filter((p) => p.offsetParent !== null && p.clientHeight > 0);
+    const rows = new Set(plots.map((p) => Math.round(p.getBoundingClientRect().top))).size;
+    if (!rows) return false;
+    const cut = Math.ceil(excess / rows);
+    for (const plot of plots) {
+      const h = plot.getBoundingClientRect().height;
+      plot.style.height = `${Math.max(MIN_PLOT_PX, Math.floor(h - cut))}px`;
+      plot.dataset.lessonFit = "1";
+    }
+    if (panel.getBoundingClientRect().height <= room) return true;
+    unfit(panel); // lower plots would not do: they keep their height
+    return false;
+  }
+
+  /**
+   * The card covers the bottom of the screen: bring the highlighted panel to the top, whole
+   * and above the card (its plots lowered when it is too tall, e.g. with larger text). A
+   * panel that cannot fit shows the step's first target from its top.
+   */
   function showTarget() {
     const el = shownTargets.find((e) => e.offsetParent !== null); // the step's first target
     if (!el) return;
-    el.scrollIntoView({ block: "start" });
-    const cardTop = card.hidden ? window.innerHeight : card.getBoundingClientRect().top;
-    const box = el.getBoundingClientRect();
-    // Taller than the room above the card: its top stays at the top; else keep it clear.
-    if (box.bottom > cardTop && box.height < cardTop) window.scrollBy(0, box.bottom - cardTop + 8);
+    const fixedCard = !card.hidden && getComputedStyle(card).position === "fixed";
+    const cardTop = fixedCard ? card.getBoundingClientRect().top : window.innerHeight;
+    const panel = panelOf(el);
+    const margin = 8;
+    if (fixedCard && fitPanel(panel, cardTop - 2 * margin)) {
+      window.scrollBy(0, panel.getBoundingClientRect().top - margin);
+      return;
+    }
+    // too tall even with lower plots: the first target from its top (a plot with its
+    // figure: the export buttons above it and the caption below stay in view)
+    const anchor = el.closest(".stage, .plot-wrap") ?? el;
+    window.scrollBy(0, anchor.getBoundingClientRect().top - margin);
   }
 
   /** Larger text re-lays out every plot; the highlighted view stays in view above the card. */

@@ -6,6 +6,8 @@
 //   highlight  what to look at: CSS selectors, or a list of alternatives (first found wins);
 //              the first highlighted element is scrolled into view
 //   title/text catalog keys (static/i18n/<lang>/lesson.json)
+//   start      (optional) a panel whose run the step starts when it is shown, e.g. "train":
+//              the step shows what its sentence says happening, not a button to press
 // The steps on the teaching panels (attention-vs-ffn, budget, dropout, block, variants,
 // misconceptions) name a core panel as the alternative and highlight lists with fallbacks,
 // so a page without those panels still shows a sensible step.
@@ -58,7 +60,7 @@ export const STEPS = [
     highlight: [["#plot-stack-delta", "#perturb"], "#stack-changed", "#stack-params"],
     title: "lesson.depth.title", text: "lesson.depth.text" },
   { id: "learn", state: { train_d_ff: 64, train_act: "relu", train_lr: 0.03, train_compare: true },
-    panel: ["train", "readout"],
-    highlight: [["#train-start", "#readout"], "#plot-train-accuracy", "#train-progress"],
+    panel: ["train", "readout"], start: "train",
+    highlight: [["#train .train-run", "#readout"], "#plot-train-loss", "#plot-train-accuracy"],
     title: "lesson.learn.title", text: "lesson.learn.text" },
 ];

@@ -1,6 +1,7 @@
 // The input source: random tokens (the core), your own numbers (paste/upload, weight grid),
 // or a typed text run through the pretrained all-MiniLM-L6-v2 layer. See static/js/inputs.js.
-import { getJson, LatestOnly } from "../api.js";
+import { ApiError, getJson, LatestOnly } from "../api.js";
+import { refusalDetails } from "../errors.js";
 import { emit, on } from "../bus.js";
 import { t } from "../i18n.js";
 import { registerSource } from "../inputs.js";
@@ -58,7 +59,7 @@ function showSource(st) {
 // ---- own data ----
 
 function ownError(err) {
-  const message = err instanceof ParseError ? t(err.key, { ...err.params, unit: t(`parse.unit_${err.params.unit}`) }) : String(err.message || err);
+  const message = err instanceof ParseError ? t(err.key, { ...err.params, unit: t(`parse.unit_${err.params.unit}`) }) : refusalDetails(err);
   $("own-error").textContent = t("own.error", { message });
 }
 
@@ -120,10 +121,7 @@ async function applyLayer(file) {
       method: "POST", body: file, headers: { "content-type": "application/octet-stream" },
     });
     const answer = await response.json();
-    if (!response.ok) {
-      const detail = answer.detail;
-      throw new Error(Array.isArray(detail) ? detail.map((d) => d.msg).join("; ") : String(detail));
-    }
+    if (!response.ok) throw new ApiError(response.status, answer); // said in the page's language
     layer = answer;
     $("own-error").textContent = "";
     status.textContent = layerText(answer);
@@ -151,7 +149,7 @@ function textChanged() {
       const count = answer.data.tokens.length;
       emit("change", { source: "text", text, tokens: count, position: Math.min(state.position, count - 1) });
     } catch (err) {
-      $("text-error").textContent = t("text.error", { message: err.message });
+      $("text-error").textContent = t("text.error", { message: refusalDetails(err) });
     }
   }, 250);
 }
@@ -188,7 +186,7 @@ function bind() {
           if (answer.stale) return;
           const count = answer.data.tokens.length;
           emit("change", { source: "text", preset: "custom", tokens: count, position: Math.min(state.position, count - 1) });
-        }).catch((err) => { $("text-error").textContent = t("text.error", { message: err.message }); });
+        }).catch((err) => { $("text-error").textContent = t("text.error", { message: refusalDetails(err) }); });
       } else if (radio.value === "own" && own) {
         emit("change", { source: "own", preset: "custom", d_model: own.tokens[0].length, tokens: own.tokens.length,
           position: Math.min(state.position, own.tokens.length - 1) });

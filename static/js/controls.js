@@ -1,0 +1,123 @@
+// The sidebar controls: their options (presets, activations, panels), their values from the
+// state (sliders offer only what the server accepts), and their events -> change().
+import { t } from "./i18n.js";
+import { D_FF_STEPS, D_MODEL_STEPS, ffnParams, fitLadder } from "./ladders.js";
+
+const $ = (id) => document.getElementById(id);
+
+/**
+ * The controls over `boot`, `schema` and `state`; `tokenCount()`/`fixedInputs()` come from
+ * bodies.js, `change(updates)` applies a control's new value and `lastForward()` is the
+ * last answer (typed text: the controls show the pretrained layer that ran).
+ * Returns { setupSelects, syncControls, bindControls, showActualShape }.
+ */
+export function makeControls({ boot, schema, state, tokenCount, fixedInputs, change, lastForward }) {
+  function setupSelects() {
+    const preset = $("preset");
+    preset.replaceChildren(new Option(t("controls.preset.custom"), "custom"),
+      ...boot.presets.map((p) => {
+        // a preset's name in the page's language when the catalog has one (proper names do not)
+        const key = `controls.preset.name.${p.id}`;
+        const label = t(key);
+        return new Option(label === key ? p.name : label, p.id);
+      }));
+    const activation = $("activation");
+    activation.replaceChildren(...boot.activations.map((a) => new Option(a.label, a.name)));
+    const panel = $("panel");
+    panel.replaceChildren(new Option(t("controls.panel.all"), ""),
+      ...schema.panel.values.filter(Boolean).map((id) => {
+        const heading = document.querySelector(`#${id} h2`);
+        return new Option(heading ? heading.textContent : id, id);
+      }));
+  }
+
+  function syncControls() {
+    // The sliders offer only the widths the server accepts for this activation (gated: 3 matrices).
+    const gated = Boolean(boot.activations.find((a) => a.name === state.activation)?.gated);
+    const maxParams = boot.limits.max_params ?? Infinity;
+    const dModels = fitLadder(D_MODEL_STEPS, boot.limits.max_d_model, state.d_model,
+      (dm) => ffnParams(dm, state.d_ff, gated, state.bias) <= maxParams);
+    const dFfs = fitLadder(D_FF_STEPS, boot.limits.max_d_ff, state.d_ff,
+      (dff) => ffnParams(state.d_model, dff, gated, state.bias) <= maxParams);
+    const dm = $("d_model");
+    dm.max = String(dModels.length - 1);
+    dm.value = String(dModels.indexOf(state.d_model));
+    dm.dataset.values = JSON.stringify(dModels);
+    dm.setAttribute("aria-valuetext", String(state.d_model));
+    $("d_model-value").textContent = String(state.d_model);
+    const dff = $("d_ff");
+    dff.max = String(dFfs.length - 1);
+    dff.value = String(dFfs.indexOf(state.d_ff));
+    dff.dataset.values = JSON.stringify(dFfs);
+    dff.setAttribute("aria-valuetext", String(state.d_ff));
+    $("d_ff-value").textContent = String(state.d_ff);
+    $("ratio").textContent = t("controls.ratio", { ratio: (state.d_ff / state.d_model).toFixed(2).replace(/\.?0+$/, "") });
+    const tokens = $("tokens");
+    tokens.max = String(boot.limits.max_tokens);
+    tokens.value = String(tokenCount());
+    tokens.disabled = Boolean(fixedInputs());
+    $("tokens-value").textContent = String(tokenCount());
+    $("activation").value = state.activation;
+    $("gated-note").hidden = !boot.activations.find((a) => a.name === state.activation)?.gated;
+    $("bias").checked = state.bias;
+    $("seed").value = String(state.seed);
+    $("input_seed").value = String(state.input_seed);
+    $("preset").value = state.preset;
+    const position = $("position");
+    position.max = String(tokenCount() - 1);
+    state.position = Math.min(state.position, tokenCount() - 1);
+    position.value = String(state.position);
+    $("position-value").textContent = String(state.position);
+    $("scale").value = String(state.scale);
+    $("scale-value").textContent = String(state.scale);
+    $("mode").value = state.mode;
+    $("control-dropout").value = String(state.dropout);
+    $("control-dropout").disabled = state.mode !== "train";
+    $("control-dropout-value").textContent = String(state.dropout);
+    $("panel").value = state.panel;
+    $("lang").value = state.lang || document.documentElement.lang;
+    // Typed text: the (locked) controls show the pretrained layer that ran, whatever re-synced them.
+    if (state.source === "text" && lastForward()?.config) showActualShape(lastForward().config);
+  }
+
+  function ladderValue(el) {
+    return JSON.parse(el.dataset.values)[Number(el.value)];
+  }
+
+  function bindControls() {
+    $("preset").addEventListener("change", (e) => change({ preset: e.target.value }));
+    $("d_model").addEventListener("input", (e) => change({ d_model: ladderValue(e.target) }));
+    $("d_ff").addEventListener("input", (e) => change({ d_ff: ladderValue(e.target) }));
+    $("tokens").addEventListener("input", (e) => change({ tokens: Number(e.target.value) }));
+    $("activation").addEventListener("change", (e) => change({ activation: e.target.value }));
+    $("bias").addEventListener("change", (e) => change({ bias: e.target.checked }));
+    for (const id of ["seed", "input_seed"]) {
+      $(id).addEventListener("change", (e) => {
+        const n = Number(e.target.value);
+        if (Number.isInteger(n) && n >= 0 && n <= schema[id].max) change({ [id]: n });
+        else syncControls();
+      });
+    }
+    $("position").addEventListener("input", (e) => change({ position: Number(e.target.value) }));
+    $("scale").addEventListener("input", (e) => change({ scale: Number(e.target.value) }));
+    $("mode").addEventListener("change", (e) => change({ mode: e.target.value }));
+    $("control-dropout").addEventListener("input", (e) => change({ dropout: Number(e.target.value) }));
+    $("panel").addEventListener("change", (e) => change({ panel: e.target.value }));
+    $("lang").addEventListener("change", (e) => change({ lang: e.target.value }));
+  }
+
+  /** The (disabled) controls show what really ran, e.g. the pretrained layer's shape and GELU. */
+  function showActualShape(config) {
+    $("activation").value = config.activation;
+    $("gated-note").hidden = !config.gated;
+    $("bias").checked = config.bias;
+    $("d_model-value").textContent = String(config.d_model);
+    $("d_ff-value").textContent = String(config.d_ff);
+    $("tokens-value").textContent = String(config.num_tokens);
+    $("ratio").textContent = t("controls.ratio", {
+      ratio: (config.d_ff / config.d_model).toFixed(2).replace(/\.?0+$/, ""),
+    });
+  }
+
+  return { setupSelects, syncControls, bindControls, showActualShape };
+}
