@@ -215,3 +215,35 @@ def test_budget_formulas_are_spaced_like_the_numbers(page, server_url, lang):  #
         number = page.locator("#budget-ffn-params").evaluate("e => getComputedStyle(e).fontFamily")
         assert font == number, (font, number)  # not a monospace face with wide gaps
     assert page.recorder.errors == []
+
+
+def test_budget_token_axis_and_cheaper_ratios_read_true(page, server_url):  # type: ignore[no-untyped-def]
+    """The budget's log axis over T = 1..64 showed only "1" and "10"; the cheaper FFNs' cost
+    ratios were drawn on an axis that did not start at 0 (a half looked like a tenth)."""
+    page.goto(f"{server_url}/?panel=budget")
+    wait_rendered(page)
+    show(page, "#budget")
+    page.locator("#plot-budget-params .main-svg").first.wait_for()
+    page.locator("#budget[data-rendered]").wait_for(state="attached")
+    labels = _layout(page, "plot-budget-params")["xtext"]
+    assert len([s for s in labels if s]) >= 4, labels  # 1, 2, 5, 10, 20, 50
+    assert all(s.replace(",", "").isdigit() for s in labels if s), labels
+    show(page, "#cheaper")
+    page.locator("#cheaper[data-rendered]").wait_for(state="attached", timeout=60_000)
+    y = _layout(page, "plot-cheaper-ratios")["y"]
+    assert y["range"][0] == 0, y["range"]
+    assert page.recorder.errors == []
+
+
+def test_the_export_menu_closes_when_another_button_is_used(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(server_url)
+    wait_rendered(page)
+    page.locator("#export-menu summary").click()
+    assert page.locator("#export-json").is_visible()
+    page.locator("#copy-embed").click()
+    page.locator("#share-dialog[open]").wait_for()
+    assert page.locator("#export-menu").evaluate("d => d.open") is False
+    page.locator("#share-close").click()
+    page.locator("#export-menu summary").click()
+    page.keyboard.press("Escape")
+    assert page.locator("#export-menu").evaluate("d => d.open") is False

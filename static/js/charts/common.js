@@ -102,8 +102,22 @@ export function axis(title, width, extra) {
 export function logTicks(type, values) {
   if (type !== "log") return {};
   const positive = values.filter((v) => v > 0);
-  const decades = positive.length ? Math.log10(Math.max(...positive) / Math.min(...positive)) : 0;
-  return decades >= 1.5 ? { dtick: 1, exponentformat: "SI" } : { exponentformat: "SI" };
+  if (!positive.length) return { exponentformat: "SI" };
+  const lo = Math.min(...positive);
+  const hi = Math.max(...positive);
+  const decades = Math.log10(hi / lo);
+  if (decades >= 3) return { dtick: 1, exponentformat: "SI" };
+  if (decades < 1) return { exponentformat: "SI" };
+  // one to three decades (e.g. T = 1..64): 1, 2, 5, 10, 20, 50 with their full values
+  // (Plotly's "D2" would print 50 as a bare "5")
+  const tickvals = [];
+  for (let k = Math.floor(Math.log10(lo)); k <= Math.ceil(Math.log10(hi)); k += 1) {
+    for (const m of [1, 2, 5]) {
+      const v = m * 10 ** k;
+      if (v >= lo * 0.999 && v <= hi * 1.001) tickvals.push(v);
+    }
+  }
+  return { tickmode: "array", tickvals, ticktext: tickvals.map((v) => v.toLocaleString("en-US")), exponentformat: "SI" };
 }
 
 /**

@@ -121,6 +121,9 @@ async function snapshot(app) {
 export function initExport(app) {
   addPlotTools(app);
   const close = () => { $("export-menu").open = false; };
+  // a menu closes when the reader clicks anywhere else (e.g. "Copy embed code") or presses Esc
+  document.addEventListener("click", (e) => { if (!$("export-menu").contains(e.target)) close(); });
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape") close(); });
   on("forward", () => codeAvailable(app));
   $("export-json").addEventListener("click", async () => {
     close();

@@ -50,6 +50,8 @@ async function render(data) {
   ], {
     title: t("cheaper.plot_title"), xTitle: t("cheaper.variant"), yTitle: t("cheaper.ratio"),
     xType: "category", filename: "cheaper-ratios",
+    // ratios to the plain FFN read against 0 (a bar-like reading: half the cost is half the height)
+    yRange: [0, 1.1 * Math.max(1, ...data.variants.flatMap((v) => [v.params_ratio, v.flops_ratio]))],
   });
 }
 
