@@ -117,7 +117,7 @@ export function logTicks(type, values) {
       if (v >= lo * 0.999 && v <= hi * 1.001) tickvals.push(v);
     }
   }
-  return { tickmode: "array", tickvals, ticktext: tickvals.map((v) => v.toLocaleString("en-US")), exponentformat: "SI" };
+  return { tickmode: "array", tickvals, ticktext: tickvals.map((v) => (v >= 1000 ? v.toLocaleString("en-US") : String(Number(v.toPrecision(1))))), exponentformat: "SI" };
 }
 
 /**
