@@ -189,9 +189,10 @@ async function start() {
   try {
     await Promise.all(streams);
     for (const run of runs.filter((r) => r.ffn)) {
-      deadHistory.delete(`${run.activation} ${run.lr}`);
-      deadHistory.set(t("train.dead_run", { activation: t(`train.act.${run.activation}`), lr: run.lr }),
-        run.records.map((r) => ({ step: r.step, dead: r.dead_units })));
+      // a rerun of the same activation and rate replaces its line and moves it last
+      const label = t("train.dead_run", { activation: t(`train.act.${run.activation}`), lr: run.lr });
+      deadHistory.delete(label);
+      deadHistory.set(label, run.records.map((r) => ({ step: r.step, dead: r.dead_units })));
     }
     showResult();
     await drawCurves();
