@@ -68,6 +68,16 @@ def _matches_api(client: TestClient, endpoint: str, body: dict[str, Any]) -> lab
     return result
 
 
+def _refuses_like_api(client: TestClient, endpoint: str, body: dict[str, Any]) -> None:
+    """`lab.<endpoint>(**body)` raises a ValueError whose message is in the 422 answer of
+    POST /api/<endpoint> with the same body."""
+    response = client.post(f"/api/{endpoint}", json=body)
+    assert response.status_code == 422, response.text
+    with pytest.raises(ValueError) as caught:
+        getattr(lab, endpoint)(**body)
+    assert str(caught.value) in response.text
+
+
 @pytest.mark.parametrize("body", FORWARD_BODIES)
 def test_forward_matches_api(client: TestClient, body: dict[str, Any]) -> None:
     _matches_api(client, "forward", body)
@@ -206,11 +216,7 @@ def test_stack_and_cheaper_refuse_with_the_api_words(
     client: TestClient, endpoint: str, body: dict[str, Any]
 ) -> None:
     """The notebook raises ValueError where the API answers 422, with the same message."""
-    response = client.post(f"/api/{endpoint}", json=body)
-    assert response.status_code == 422, response.text
-    with pytest.raises(ValueError) as caught:
-        getattr(lab, endpoint)(**body)
-    assert str(caught.value) in response.text
+    _refuses_like_api(client, endpoint, body)
 
 
 def test_field_bounds_raise_value_errors_naming_the_field() -> None:
@@ -246,9 +252,5 @@ def test_stack_and_cheaper_take_only_their_body_fields() -> None:
 def test_forward_and_perturb_refuse_with_the_api_words(
     client: TestClient, endpoint: str, body: dict[str, Any]
 ) -> None:
-    """One source of truth: the checks across fields are app.lab.spec's, for both."""
-    response = client.post(f"/api/{endpoint}", json=body)
-    assert response.status_code == 422, response.text
-    with pytest.raises(ValueError) as caught:
-        getattr(lab, endpoint)(**body)
-    assert str(caught.value) in response.text
+    """One source of truth: the checks across fields are app.lab.spec_checks', for both."""
+    _refuses_like_api(client, endpoint, body)
