@@ -15,14 +15,12 @@ random requests, the weight cache's bytes, and the load average.
 from __future__ import annotations
 
 import argparse
-import threading
 
 import httpx
 
 from app.config import Settings
-from benchmarks.client import load
 from benchmarks.run import load_average, random_bodies
-from benchmarks.server import Server
+from benchmarks.server import Server, forward_churn
 
 GB = 1024**3
 LLAMA = {"d_model": 4096, "d_ff": 11008, "activation": "swiglu", "bias": False, "num_tokens": 8}
@@ -38,28 +36,7 @@ def measure(env: dict[str, str], requests: int, seconds: float) -> dict[str, flo
             http.post("/api/forward", json=LLAMA).raise_for_status()
         after_llama = server.rss()
         peak = [after_llama]
-        stop = threading.Event()
-
-        def sample() -> None:
-            while not stop.wait(0.05):
-                try:
-                    peak.append(server.rss())
-                except Exception:
-                    return
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        churn = load(
-            server.base,
-            "/api/forward",
-            body=lambda i: bodies[i],
-            concurrency=2,
-            count=len(bodies),
-            seconds=seconds,
-            timeout=120,
-        )
-        stop.set()
-        sampler.join()
+        churn = forward_churn(server, bodies, seconds, peak)
         after = server.rss()
     return {
         "idle": idle / GB,

@@ -11,11 +11,17 @@ the input event to the last `plotly_afterplot` event any chart fired; the networ
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmarks.client import percentile
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS  # one definition of the flags
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 # Runs in the page: one slider step, resolved with the timings in milliseconds.
 _STEP_JS = """
@@ -105,43 +111,55 @@ def chromium_available() -> bool:
     return Path(CHROMIUM).exists()
 
 
-def measure_sliders(
-    base: str, sizes: dict[str, tuple[int, int, int]], steps: int, warmup: int = 2
-) -> dict[str, BrowserResult]:
-    """For each size name -> (T, d_model, d_ff), `steps` slider steps after `warmup` ones."""
+@contextmanager
+def _page() -> Iterator[Page]:
+    """A 1280x720 en-US page (CSP bypassed) in Debian's headless Chromium; the browser is
+    closed on exit."""
     from playwright.sync_api import sync_playwright
 
-    results: dict[str, BrowserResult] = {}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             context = browser.new_context(
                 viewport={"width": 1280, "height": 720}, locale="en-US", bypass_csp=True
             )
-            page = context.new_page()
-            for name, (tokens, d_model, d_ff) in sizes.items():
-                page.goto(f"{base}/?d_model={d_model}&d_ff={d_ff}&tokens={tokens}")
-                page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
-                page.locator("body[data-forward-seq][data-busy='0']").wait_for(
-                    state="attached", timeout=60_000
-                )
-                floor = float(page.evaluate(_FLOOR_JS))
-                afterplot: list[float] = []
-                network: list[float] = []
-                charts: list[int] = []
-                for i in range(warmup + steps):
-                    value = tokens - 1 if i % 2 == 0 else tokens
-                    if tokens == 1:
-                        value = 2 if i % 2 == 0 else 1
-                    out = page.evaluate(_STEP_JS, value)
-                    if i >= warmup:
-                        afterplot.append(float(out["afterplot"]))
-                        network.append(float(out["net"]))
-                        charts.append(int(out["charts"]))
-                results[name] = BrowserResult(afterplot, network, charts, floor)
+            yield context.new_page()
             context.close()
         finally:
             browser.close()
+
+
+def _step_value(tokens: int, i: int) -> int:
+    """The Tokens value of step `i` from T = `tokens`: T - 1 and back to T, alternately
+    (2 and back to 1 when T is 1)."""
+    if tokens == 1:
+        return 2 if i % 2 == 0 else 1
+    return tokens - 1 if i % 2 == 0 else tokens
+
+
+def measure_sliders(
+    base: str, sizes: dict[str, tuple[int, int, int]], steps: int, warmup: int = 2
+) -> dict[str, BrowserResult]:
+    """For each size name -> (T, d_model, d_ff), `steps` slider steps after `warmup` ones."""
+    results: dict[str, BrowserResult] = {}
+    with _page() as page:
+        for name, (tokens, d_model, d_ff) in sizes.items():
+            page.goto(f"{base}/?d_model={d_model}&d_ff={d_ff}&tokens={tokens}")
+            page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+            page.locator("body[data-forward-seq][data-busy='0']").wait_for(
+                state="attached", timeout=60_000
+            )
+            floor = float(page.evaluate(_FLOOR_JS))
+            afterplot: list[float] = []
+            network: list[float] = []
+            charts: list[int] = []
+            for i in range(warmup + steps):
+                out = page.evaluate(_STEP_JS, _step_value(tokens, i))
+                if i >= warmup:
+                    afterplot.append(float(out["afterplot"]))
+                    network.append(float(out["net"]))
+                    charts.append(int(out["charts"]))
+            results[name] = BrowserResult(afterplot, network, charts, floor)
     return results
 
 
@@ -225,89 +243,77 @@ def measure_steps(
 ) -> dict[str, StepResult]:
     """For each preset (name -> URL query), `steps` Tokens steps after `warmup`: each step
     waits for the page to be idle (no request in flight for `quiet_ms`) before the next."""
-    from playwright.sync_api import Request, sync_playwright
+    from playwright.sync_api import Request
 
     results: dict[str, StepResult] = {}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(
-                viewport={"width": 1280, "height": 720}, locale="en-US", bypass_csp=True
-            )
-            page = context.new_page()
-            inflight: set[Request] = set()
-            seen: list[Request] = []
+    with _page() as page:
+        inflight: set[Request] = set()
+        seen: list[Request] = []
 
-            def started(r: Request) -> None:
-                if "/api/" in r.url:
-                    inflight.add(r)
-                    seen.append(r)
+        def started(r: Request) -> None:
+            if "/api/" in r.url:
+                inflight.add(r)
+                seen.append(r)
 
-            page.on("request", started)
-            page.on("requestfinished", lambda r: inflight.discard(r))
-            page.on("requestfailed", lambda r: inflight.discard(r))
+        page.on("request", started)
+        page.on("requestfinished", lambda r: inflight.discard(r))
+        page.on("requestfailed", lambda r: inflight.discard(r))
 
-            def idle(timeout_s: float = 120.0) -> None:
-                deadline = time.monotonic() + timeout_s
-                quiet_since = time.monotonic()
-                while time.monotonic() < deadline:
-                    page.wait_for_timeout(50)
-                    if inflight:
-                        quiet_since = time.monotonic()
-                    elif (time.monotonic() - quiet_since) * 1000 >= quiet_ms:
-                        return
-                raise RuntimeError(f"the page kept requesting for {timeout_s:g} s")
+        def idle(timeout_s: float = 120.0) -> None:
+            deadline = time.monotonic() + timeout_s
+            quiet_since = time.monotonic()
+            while time.monotonic() < deadline:
+                page.wait_for_timeout(50)
+                if inflight:
+                    quiet_since = time.monotonic()
+                elif (time.monotonic() - quiet_since) * 1000 >= quiet_ms:
+                    return
+            raise RuntimeError(f"the page kept requesting for {timeout_s:g} s")
 
-            for name, query in presets.items():
-                page.goto(f"{base}/?{query}" if query else f"{base}/")
-                page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+        for name, query in presets.items():
+            page.goto(f"{base}/?{query}" if query else f"{base}/")
+            page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
+            idle()
+            floor = float(page.evaluate(_FLOOR_JS))
+            tokens = int(page.locator("#tokens").input_value())
+            out: dict[str, list[float]] = {
+                "visible": [],
+                "last": [],
+                "bytes": [],
+                "n": [],
+                "charts": [],
+            }
+            mix: list[dict[str, object]] = []
+            for i in range(warmup + steps):
+                seen.clear()
+                page.evaluate(_STEP_START_JS, _step_value(tokens, i))
                 idle()
-                floor = float(page.evaluate(_FLOOR_JS))
-                tokens = int(page.locator("#tokens").input_value())
-                out: dict[str, list[float]] = {
-                    "visible": [],
-                    "last": [],
-                    "bytes": [],
-                    "n": [],
-                    "charts": [],
-                }
-                mix: list[dict[str, object]] = []
-                for i in range(warmup + steps):
-                    value = tokens - 1 if i % 2 == 0 else tokens
-                    if tokens == 1:
-                        value = 2 if i % 2 == 0 else 1
-                    seen.clear()
-                    page.evaluate(_STEP_START_JS, value)
-                    idle()
-                    got = page.evaluate(_STEP_END_JS)
-                    if i < warmup:
-                        continue
-                    if not mix:
-                        mix = [
-                            {
-                                "method": r.method,
-                                "path": "/" + r.url.split("/", 3)[3],
-                                "body": r.post_data_json if r.method == "POST" else None,
-                            }
-                            for r in seen
-                        ]
-                    out["visible"].append(float(got["visible_ms"] or float("nan")))
-                    out["last"].append(float(got["last_request_ms"] or float("nan")))
-                    out["bytes"].append(float(got["bytes"]))
-                    out["n"].append(float(got["requests"]))
-                    out["charts"].append(float(got["charts_visible"]))
-                results[name] = StepResult(
-                    out["visible"],
-                    out["last"],
-                    [int(b) for b in out["bytes"]],
-                    [int(n) for n in out["n"]],
-                    floor,
-                    mix,
-                    [int(c) for c in out["charts"]],
-                )
-            context.close()
-        finally:
-            browser.close()
+                got = page.evaluate(_STEP_END_JS)
+                if i < warmup:
+                    continue
+                if not mix:
+                    mix = [
+                        {
+                            "method": r.method,
+                            "path": "/" + r.url.split("/", 3)[3],
+                            "body": r.post_data_json if r.method == "POST" else None,
+                        }
+                        for r in seen
+                    ]
+                out["visible"].append(float(got["visible_ms"] or float("nan")))
+                out["last"].append(float(got["last_request_ms"] or float("nan")))
+                out["bytes"].append(float(got["bytes"]))
+                out["n"].append(float(got["requests"]))
+                out["charts"].append(float(got["charts_visible"]))
+            results[name] = StepResult(
+                out["visible"],
+                out["last"],
+                [int(b) for b in out["bytes"]],
+                [int(n) for n in out["n"]],
+                floor,
+                mix,
+                [int(c) for c in out["charts"]],
+            )
     return results
 
 

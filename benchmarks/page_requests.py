@@ -15,16 +15,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import httpx
-
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
-from tests.serverproc import free_port
+from tests.serverproc import start_server, stop_server
 
 PRESETS = {
     "default 16->64": "/",
@@ -35,37 +31,6 @@ PRESETS = {
 
 # Settled: the forward answer of this step is drawn (the rest: no /api/ request in flight).
 _SETTLED = "(before) => document.body.dataset.forwardSeq !== before"
-
-
-def start(root: Path) -> tuple[subprocess.Popen[bytes], str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "app.main:create_app",
-            "--factory",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-access-log",
-        ],
-        cwd=root,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/api/health", timeout=1).status_code == 200:
-                return proc, base
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    proc.terminate()
-    raise RuntimeError("server did not start")
 
 
 class Tracker:
@@ -143,12 +108,11 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--steps", type=int, default=3)
     args = parser.parse_args()
-    proc, base = start(args.root)
+    proc, base = start_server(root=args.root)
     try:
         results = measure(base, args.steps)
     finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+        stop_server(proc)
     print(f"checkout {args.root}; 1280x720, page as it opens; median of {args.steps} steps")
     print(f"{'preset':<18} {'requests/step':>13} {'bytes/step':>12}  endpoints")
     for name, (count, size, names) in results.items():

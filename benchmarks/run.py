@@ -19,7 +19,6 @@ import os
 import random
 import re
 import sys
-import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,7 +34,7 @@ from app.model.presets import PRESETS
 from benchmarks import classroom, limits, live, wrk
 from benchmarks.browser import chromium_available
 from benchmarks.client import LoadResult, load, percentile
-from benchmarks.server import Server
+from benchmarks.server import Server, forward_churn
 from tests.serverproc import ROOT
 
 MB = 1_000_000
@@ -454,28 +453,7 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
         # 6. RSS after random valid requests (run last: it churns the weight cache).
         bodies = random_bodies(plan.random_requests, settings, plan.random_max_params)
         peak = [server.rss()]
-        stop = threading.Event()
-
-        def sample() -> None:
-            while not stop.wait(0.05):
-                try:
-                    peak.append(server.rss())
-                except Exception:  # the process may be gone at the very end
-                    return
-
-        sampler = threading.Thread(target=sample, daemon=True)
-        sampler.start()
-        churn = load(
-            server.base,
-            "/api/forward",
-            body=lambda i: bodies[i],
-            concurrency=2,
-            count=len(bodies),
-            seconds=plan.random_seconds,
-            timeout=120,
-        )
-        stop.set()
-        sampler.join()
+        churn = forward_churn(server, bodies, plan.random_seconds, peak)
         rss_after = server.rss()
         gb = 1024**3
         rows.append(

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 from types import TracebackType
+from typing import Any
 
 import psutil
 
+from benchmarks.client import LoadResult, load
 from tests.serverproc import start_server, stop_server
 
 
@@ -40,3 +43,35 @@ class Server:
         if self.proc is None:
             raise RuntimeError("server is not running")
         return int(psutil.Process(self.proc.pid).memory_info().rss)
+
+
+def forward_churn(
+    server: Server, bodies: list[dict[str, Any]], seconds: float, peak: list[int]
+) -> LoadResult:
+    """POST `bodies` to /api/forward over 2 connections (stopping after `seconds`) while
+    the server's RSS in bytes is appended to `peak` every 50 ms (for the peak RSS); the
+    load's result. `benchmarks.run`'s RSS row and `benchmarks.bench_memory` both use it."""
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(0.05):
+            try:
+                peak.append(server.rss())
+            except Exception:  # the process may be gone at the very end
+                return
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        return load(
+            server.base,
+            "/api/forward",
+            body=lambda i: bodies[i],
+            concurrency=2,
+            count=len(bodies),
+            seconds=seconds,
+            timeout=120,
+        )
+    finally:
+        stop.set()
+        sampler.join()

@@ -26,9 +26,13 @@ def free_port() -> int:
 
 
 def start_server(
-    env: dict[str, str] | None = None, workers: int = 1, port: int | None = None
+    env: dict[str, str] | None = None,
+    workers: int = 1,
+    port: int | None = None,
+    root: Path = ROOT,
 ) -> tuple[subprocess.Popen[bytes], str]:
-    """Start the app on 127.0.0.1 (a free port unless `port`); returns (process, base URL).
+    """Start the app of the checkout `root` (default: this one) on 127.0.0.1 (a free port
+    unless `port`); returns (process, base URL).
 
     Waits until /api/health answers (at most 60 s). Stop it with `stop_server(proc)`.
     """
@@ -49,7 +53,7 @@ def start_server(
     ]
     proc = subprocess.Popen(
         cmd,
-        cwd=ROOT,
+        cwd=root,
         env={**os.environ, **(env or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

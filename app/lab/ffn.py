@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from app.analysis import compare_outputs, flop_count, param_counts, sparsity
+from app.analysis import PerturbationStats, compare_outputs, flop_count, param_counts, sparsity
 from app.analysis.display import histogram
 from app.config import Settings
 from app.lab.display import Group, summarise
@@ -220,15 +220,31 @@ def perturb(req: PerturbSpec, cache: WeightCache, settings: Settings) -> dict[st
     return {
         "config": config_out(req, model.config),
         "position": req.position,
-        "input": shown["input"],
-        "input_perturbed": shown["input_perturbed"],
-        "output": shown["output"],
-        "output_perturbed": shown["output_perturbed"],
-        "output_delta": shown["output_delta"],
-        "delta_norm_per_position": stats.delta_norm_per_position,
-        "changed_positions": stats.changed_positions,
-        "max_abs_change_other_positions": stats.max_abs_change_other_positions,
+        **perturbed_tensors(shown),
+        **change_fields(stats),
         "reduction": reduction,
+    }
+
+
+PERTURBED_TENSORS = ("input", "input_perturbed", "output", "output_perturbed", "output_delta")
+"""The [T, d_model] tensors of a perturb answer (`perturb_display`), in the answer's order."""
+
+
+def perturbed_tensors(shown: dict[str, Any]) -> dict[str, Any]:
+    """`PERTURBED_TENSORS` from `perturb_display`'s shown tensors, in that order (the answer's
+    JSON keys keep their order: a caller places this block where its answer has it)."""
+    return {name: shown[name] for name in PERTURBED_TENSORS}
+
+
+def change_fields(stats: PerturbationStats, prefix: str = "") -> dict[str, Any]:
+    """What a nudge changed, as answer fields in this order: `delta_norm_per_position`
+    (float32 [T], L2 norm of each output row's change), `changed_positions` (rows not
+    bit-identical) and `max_abs_change_other_positions` (max |change| off `position`); each
+    name after `prefix` (e.g. "layer_" for the whole encoder layer's change)."""
+    return {
+        f"{prefix}delta_norm_per_position": stats.delta_norm_per_position,
+        f"{prefix}changed_positions": stats.changed_positions,
+        f"{prefix}max_abs_change_other_positions": stats.max_abs_change_other_positions,
     }
 
 
@@ -237,7 +253,7 @@ def perturb_display(
     x_perturbed: torch.Tensor,
     before: FFNTrace,
     after: FFNTrace,
-    stats: Any,
+    stats: PerturbationStats,
     settings: Settings,
     req: ForwardSpec,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:

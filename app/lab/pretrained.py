@@ -227,19 +227,11 @@ def perturb(req: PerturbSpec, settings: Settings) -> dict[str, Any]:
     return {
         "config": _config_out(req, block.ffn, t),
         "position": req.position,
-        "input": shown["input"],
-        "input_perturbed": shown["input_perturbed"],
-        "output": shown["output"],
-        "output_perturbed": shown["output_perturbed"],
-        "output_delta": shown["output_delta"],
-        "reduction": reduction,
-        "delta_norm_per_position": stats.delta_norm_per_position,
-        "changed_positions": stats.changed_positions,
-        "max_abs_change_other_positions": stats.max_abs_change_other_positions,
+        **runner.perturbed_tensors(shown),
+        "reduction": reduction,  # before the changes here (the FFN answer has it last)
+        **runner.change_fields(stats),
         "tokens": encoded.tokens,
         "tokens_perturbed": tokens_perturbed,
         "perturbation": kind,
-        "layer_delta_norm_per_position": layer_stats.delta_norm_per_position,
-        "layer_changed_positions": layer_stats.changed_positions,
-        "layer_max_abs_change_other_positions": layer_stats.max_abs_change_other_positions,
+        **runner.change_fields(layer_stats, "layer_"),
     }

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import math
-
 from torch import Tensor, nn
 
 from app.lab.stack import Stack, StackError, StackLayer, attention_param_count
@@ -13,8 +11,8 @@ from app.model.bert import BertEncoder, BertSelfAttention
 
 class BertAttentionOnly(nn.Module):
     """A BERT layer's attention sub-layer without its residual add and LayerNorm:
-    softmax(q k^T / sqrt(d_head)) v W_o + b_o (the same tensors and the same operations as
-    `app.model.bert.BertSelfAttention.forward`, which then computes LayerNorm(x + this))."""
+    softmax(q k^T / sqrt(d_head)) v W_o + b_o (`app.model.bert.BertSelfAttention.attend`, the
+    call its `forward` makes before computing LayerNorm(x + this))."""
 
     def __init__(self, attention: BertSelfAttention) -> None:
         super().__init__()
@@ -22,15 +20,7 @@ class BertAttentionOnly(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         """x float32 [T, d_model] -> [T, d_model]."""
-        att = self.inner
-        q = att._split(att.query(x))  # (heads, T, head_dim)
-        k = att._split(att.key(x))  # (heads, T, head_dim)
-        v = att._split(att.value(x))  # (heads, T, head_dim)
-        scores = q @ k.transpose(-1, -2) / math.sqrt(att.head_dim)  # (heads, T, T)
-        weights = scores.softmax(dim=-1)  # (heads, T, T)
-        context = (weights @ v).transpose(0, 1).reshape(x.shape)  # (T, d_model)
-        out: Tensor = att.dense(context)  # (T, d_model)
-        return out
+        return self.inner.attend(x)
 
 
 def pretrained_stack(encoder: BertEncoder, n_layers: int, *, attention: bool) -> Stack:

@@ -106,15 +106,21 @@ class BertSelfAttention(nn.Module):
         t = x.shape[0]
         return x.view(t, self.heads, self.head_dim).transpose(0, 1)  # (heads, T, head_dim)
 
-    def forward(self, x: Tensor) -> Tensor:
-        """LayerNorm(x + softmax(q k^T / sqrt(d_head)) v W_o + b_o); x float32 [T, d_model]."""
+    def attend(self, x: Tensor) -> Tensor:
+        """The sub-layer before its residual add and LayerNorm: softmax(q k^T / sqrt(d_head))
+        v W_o + b_o; x float32 [T, d_model] -> [T, d_model]."""
         q = self._split(self.query(x))  # (heads, T, head_dim)
         k = self._split(self.key(x))  # (heads, T, head_dim)
         v = self._split(self.value(x))  # (heads, T, head_dim)
         scores = q @ k.transpose(-1, -2) / math.sqrt(self.head_dim)  # (heads, T, T)
         weights = scores.softmax(dim=-1)  # (heads, T, T)
         context = (weights @ v).transpose(0, 1).reshape(x.shape)  # (T, d_model)
-        out: Tensor = self.norm(x + self.dense(context))  # (T, d_model)
+        out: Tensor = self.dense(context)  # (T, d_model)
+        return out
+
+    def forward(self, x: Tensor) -> Tensor:
+        """LayerNorm(x + softmax(q k^T / sqrt(d_head)) v W_o + b_o); x float32 [T, d_model]."""
+        out: Tensor = self.norm(x + self.attend(x))  # (T, d_model)
         return out
 
 

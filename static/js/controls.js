@@ -31,6 +31,17 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
       }));
   }
 
+  // A width slider over a ladder: its positions are the ladder's indices; it reads (and
+  // announces) the width itself.
+  function syncLadder(id, ladder, value) {
+    const slider = $(id);
+    slider.max = String(ladder.length - 1);
+    slider.value = String(ladder.indexOf(value));
+    slider.dataset.values = JSON.stringify(ladder);
+    slider.setAttribute("aria-valuetext", String(value));
+    $(`${id}-value`).textContent = String(value);
+  }
+
   function syncControls() {
     // The sliders offer only the widths the server accepts for this activation (gated: 3 matrices).
     const gated = Boolean(boot.activations.find((a) => a.name === state.activation)?.gated);
@@ -39,18 +50,8 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
       (dm) => ffnParams(dm, state.d_ff, gated, state.bias) <= maxParams);
     const dFfs = fitLadder(D_FF_STEPS, boot.limits.max_d_ff, state.d_ff,
       (dff) => ffnParams(state.d_model, dff, gated, state.bias) <= maxParams);
-    const dm = $("d_model");
-    dm.max = String(dModels.length - 1);
-    dm.value = String(dModels.indexOf(state.d_model));
-    dm.dataset.values = JSON.stringify(dModels);
-    dm.setAttribute("aria-valuetext", String(state.d_model));
-    $("d_model-value").textContent = String(state.d_model);
-    const dff = $("d_ff");
-    dff.max = String(dFfs.length - 1);
-    dff.value = String(dFfs.indexOf(state.d_ff));
-    dff.dataset.values = JSON.stringify(dFfs);
-    dff.setAttribute("aria-valuetext", String(state.d_ff));
-    $("d_ff-value").textContent = String(state.d_ff);
+    syncLadder("d_model", dModels, state.d_model);
+    syncLadder("d_ff", dFfs, state.d_ff);
     $("ratio").textContent = t("controls.ratio", { ratio: (state.d_ff / state.d_model).toFixed(2).replace(/\.?0+$/, "") });
     const tokens = $("tokens");
     tokens.max = String(boot.limits.max_tokens);

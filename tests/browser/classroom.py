@@ -12,6 +12,16 @@ ROOT = Path(__file__).resolve().parents[2]
 # test run leaves the working tree clean; otherwise they go to test-artifacts/.
 DOCS = ROOT / ("docs" if os.environ.get("FFN_LAB_UPDATE_SCREENSHOTS") == "1" else "test-artifacts")
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+# A page query over the parameter limit, and the values its refusal (too_many_params) prints:
+# SwiGLU 4096 -> 16384 without biases is 3 x 4096 x 16384 parameters; the default limit is 150 M.
+OVER_LIMIT = "d_model=4096&d_ff=16384&activation=swiglu&bias=0"
+OVER_LIMIT_PARAMS: dict[str, Any] = {
+    "d_model": 4096,
+    "d_ff": 16384,
+    "activation": "swiglu",
+    "params": "201,326,592",
+    "limit": "150,000,000",
+}
 
 
 def catalog(lang: str) -> dict[str, str]:
@@ -23,6 +33,7 @@ def catalog(lang: str) -> dict[str, str]:
 
 
 def fill(template: str, **params: Any) -> str:
+    """A catalog message with its {name} placeholders replaced by `params`."""
     for name, value in params.items():
         template = template.replace("{" + name + "}", str(value))
     return template

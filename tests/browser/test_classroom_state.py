@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.browser.classroom import DOCS, catalog, fill, wait_answers
+from tests.browser.classroom import DOCS, OVER_LIMIT, OVER_LIMIT_PARAMS, catalog, fill, wait_answers
 from tests.browser.conftest import wait_rendered
 
 pytestmark = pytest.mark.browser
@@ -99,7 +99,7 @@ def test_invalid_values_fall_back_with_a_visible_notice(page, server_url):  # ty
 def test_server_refusal_is_shown_from_the_catalog(page, server_url):  # type: ignore[no-untyped-def]
     """A URL the server refuses (too many parameters) shows a catalog sentence + the detail."""
     for lang in ("en", "zh-CN"):
-        page.goto(f"{server_url}/?d_model=4096&d_ff=16384&activation=swiglu&bias=0&lang={lang}")
+        page.goto(f"{server_url}/?{OVER_LIMIT}&lang={lang}")
         status = page.locator('#status[data-kind="error"]')
         status.wait_for()
         text = status.inner_text()
@@ -108,17 +108,7 @@ def test_server_refusal_is_shown_from_the_catalog(page, server_url):  # type: ig
         assert messages["errors.type.value_error"] in text
         # The detail in the page's language, without the server's setting names.
         assert "max_params" not in text and "setting" not in text
-        assert (
-            fill(
-                messages["errors.detail.params"],
-                d_model=4096,
-                d_ff=16384,
-                activation="swiglu",
-                params="201,326,592",
-                limit="150,000,000",
-            )
-            in text
-        )
+        assert fill(messages["errors.detail.params"], **OVER_LIMIT_PARAMS) in text
         # and at the plots, where the eye is
         assert page.locator("#flow .view-refused").inner_text() == text
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.browser.classroom import catalog
+from tests.browser.classroom import OVER_LIMIT, OVER_LIMIT_PARAMS, catalog, fill
 from tests.browser.conftest import wait_rendered
 from tests.i18n.test_catalogs import stray_spaces
 
@@ -27,10 +27,7 @@ TIMEOUT = 30_000
 
 
 def _say(zh: dict[str, str], code: str, **params: Any) -> str:
-    text = zh[f"errors.code.{code}"]
-    for k, v in params.items():
-        text = text.replace("{" + k + "}", str(v))
-    return text
+    return fill(zh[f"errors.code.{code}"], **params)
 
 
 def _page_errors(page: Any) -> list[str]:
@@ -46,22 +43,11 @@ def _chinese(text: str) -> None:
 
 def test_parameter_limit_refusal_is_chinese(page, server_url):  # type: ignore[no-untyped-def]
     zh = catalog("zh-CN")
-    page.goto(f"{server_url}/?lang=zh-CN&d_model=4096&d_ff=16384&activation=swiglu&bias=0")
+    page.goto(f"{server_url}/?lang=zh-CN&{OVER_LIMIT}")
     page.locator('#status[data-kind="error"]').wait_for(timeout=TIMEOUT)
     text = page.locator("#flow .view-refused").inner_text()
     _chinese(text)
-    assert (
-        _say(
-            zh,
-            "too_many_params",
-            d_model=4096,
-            d_ff=16384,
-            activation="swiglu",
-            params="201,326,592",
-            limit="150,000,000",
-        )
-        in text
-    )
+    assert _say(zh, "too_many_params", **OVER_LIMIT_PARAMS) in text
 
 
 def test_typed_text_refusals_are_chinese(page, server_url):  # type: ignore[no-untyped-def]

@@ -59,11 +59,28 @@ def _compare(result: lab.Result, answer: dict[str, Any]) -> None:
         assert result[key] is None or key in answer, key
 
 
+def _matches_api(client: TestClient, endpoint: str, body: dict[str, Any]) -> lab.Result:
+    """`lab.<endpoint>(**body)` against POST /api/<endpoint> with the same body; the result."""
+    response = client.post(f"/api/{endpoint}", json=body)
+    assert response.status_code == 200, response.text
+    result: lab.Result = getattr(lab, endpoint)(**body)
+    _compare(result, response.json())
+    return result
+
+
+def _refuses_like_api(client: TestClient, endpoint: str, body: dict[str, Any]) -> None:
+    """`lab.<endpoint>(**body)` raises a ValueError whose message is in the 422 answer of
+    POST /api/<endpoint> with the same body."""
+    response = client.post(f"/api/{endpoint}", json=body)
+    assert response.status_code == 422, response.text
+    with pytest.raises(ValueError) as caught:
+        getattr(lab, endpoint)(**body)
+    assert str(caught.value) in response.text
+
+
 @pytest.mark.parametrize("body", FORWARD_BODIES)
 def test_forward_matches_api(client: TestClient, body: dict[str, Any]) -> None:
-    response = client.post("/api/forward", json=body)
-    assert response.status_code == 200, response.text
-    _compare(lab.forward(**body), response.json())
+    _matches_api(client, "forward", body)
 
 
 @pytest.mark.parametrize(
@@ -75,23 +92,15 @@ def test_forward_matches_api(client: TestClient, body: dict[str, Any]) -> None:
     ],
 )
 def test_perturb_matches_api(client: TestClient, body: dict[str, Any]) -> None:
-    response = client.post("/api/perturb", json=body)
-    assert response.status_code == 200, response.text
-    result = lab.perturb(**body)
-    _compare(result, response.json())
+    result = _matches_api(client, "perturb", body)
     assert result["max_abs_change_other_positions"] == 0.0
 
 
 @pytest.mark.skipif(not is_available(), reason="MiniLM weights package not installed")
 def test_pretrained_text_matches_api(client: TestClient) -> None:
     body = {"model": "minilm-l6", "layer": 2, "text": "The cat sat on the mat."}
-    response = client.post("/api/forward", json=body)
-    assert response.status_code == 200, response.text
-    _compare(lab.forward(**body), response.json())
-    nudge = body | {"position": 2, "replace_word": "dog"}
-    response = client.post("/api/perturb", json=nudge)
-    assert response.status_code == 200, response.text
-    _compare(lab.perturb(**nudge), response.json())
+    _matches_api(client, "forward", body)
+    _matches_api(client, "perturb", body | {"position": 2, "replace_word": "dog"})
 
 
 def test_arrays_are_numpy_and_read_by_field_name() -> None:
@@ -172,9 +181,7 @@ STACK_BODIES: list[dict[str, Any]] = [
 
 @pytest.mark.parametrize("body", STACK_BODIES)
 def test_stack_matches_api(client: TestClient, body: dict[str, Any]) -> None:
-    response = client.post("/api/stack", json=body)
-    assert response.status_code == 200, response.text
-    _compare(lab.stack(**body), response.json())
+    _matches_api(client, "stack", body)
 
 
 @pytest.mark.parametrize(
@@ -186,10 +193,7 @@ def test_stack_matches_api(client: TestClient, body: dict[str, Any]) -> None:
     ],
 )
 def test_cheaper_matches_api(client: TestClient, body: dict[str, Any]) -> None:
-    response = client.post("/api/cheaper", json=body)
-    assert response.status_code == 200, response.text
-    result = lab.cheaper(**body)
-    _compare(result, response.json())
+    result = _matches_api(client, "cheaper", body)
     assert result["variants"][1]["name"] == "low_rank"
 
 
@@ -212,11 +216,7 @@ def test_stack_and_cheaper_refuse_with_the_api_words(
     client: TestClient, endpoint: str, body: dict[str, Any]
 ) -> None:
     """The notebook raises ValueError where the API answers 422, with the same message."""
-    response = client.post(f"/api/{endpoint}", json=body)
-    assert response.status_code == 422, response.text
-    with pytest.raises(ValueError) as caught:
-        getattr(lab, endpoint)(**body)
-    assert str(caught.value) in response.text
+    _refuses_like_api(client, endpoint, body)
 
 
 def test_field_bounds_raise_value_errors_naming_the_field() -> None:
@@ -252,9 +252,5 @@ def test_stack_and_cheaper_take_only_their_body_fields() -> None:
 def test_forward_and_perturb_refuse_with_the_api_words(
     client: TestClient, endpoint: str, body: dict[str, Any]
 ) -> None:
-    """One source of truth: the checks across fields are app.lab.spec's, for both."""
-    response = client.post(f"/api/{endpoint}", json=body)
-    assert response.status_code == 422, response.text
-    with pytest.raises(ValueError) as caught:
-        getattr(lab, endpoint)(**body)
-    assert str(caught.value) in response.text
+    """One source of truth: the checks across fields are app.lab.spec_checks', for both."""
+    _refuses_like_api(client, endpoint, body)

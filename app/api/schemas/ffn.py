@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from app.api.schemas.values import check_max
+from app.api.schemas.values import check_max, known_activation
 from app.config import get_settings
 from app.lab.spec import (
     PRETRAINED_LAYERS,
@@ -29,7 +29,7 @@ from app.lab.spec import (
     check_perturbation,
     to_spec,
 )
-from app.model.activations import ACTIVATIONS, get_activation
+from app.model.activations import ACTIVATIONS
 from app.model.ffn import FFNConfig
 
 Matrix = list[list[float]]
@@ -135,11 +135,7 @@ class ForwardRequest(BaseModel):
     _tokens: npt.NDArray[np.float32] | None = PrivateAttr(None)
     _weights: dict[str, npt.NDArray[np.float32]] | None = PrivateAttr(None)
 
-    @field_validator("activation")
-    @classmethod
-    def _known_activation(cls, value: str) -> str:
-        get_activation(value)  # ValueError lists the supported names
-        return value
+    _known_activation = field_validator("activation")(known_activation)
 
     @model_validator(mode="after")
     def _check_limits_and_shapes(self) -> ForwardRequest:

@@ -10,10 +10,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from app.api.schemas.values import known_activation
 from app.config import get_settings
 from app.lab.memory import TrainConfig, model_params, training_flops
 from app.lab.spec import SEED_MAX
-from app.model.activations import ACTIVATIONS, get_activation
+from app.model.activations import ACTIVATIONS
 
 
 class TrainBase(BaseModel):
@@ -51,11 +52,7 @@ class TrainBase(BaseModel):
             data = {**data, "steps": min(default, get_settings().max_train_steps)}
         return data
 
-    @field_validator("activation")
-    @classmethod
-    def _known_activation(cls, value: str) -> str:
-        get_activation(value)  # ValueError lists the supported names
-        return value
+    _known_activation = field_validator("activation")(known_activation)
 
     @model_validator(mode="after")
     def _check_task_size(self) -> TrainBase:

@@ -5,7 +5,7 @@ import { lines, SERIES } from "../charts.js";
 import { count, magnitude, percent } from "../format.js";
 import { t } from "../i18n.js";
 import { svdNotice, svdNoticeFrom } from "../overlimit.js";
-import { panel, readout } from "./teaching-common.js";
+import { cell, panel, readout } from "./teaching-common.js";
 
 const $ = (id) => document.getElementById(id);
 let state = null;
@@ -16,13 +16,6 @@ function rankFor(base) {
   const most = Math.min(base.d_model, base.d_ff);
   const wanted = state?.cheap_rank || Math.max(1, Math.floor(base.d_model / 4));
   return Math.max(1, Math.min(wanted, most));
-}
-
-function cell(text, value) {
-  const td = document.createElement("td");
-  td.textContent = text;
-  if (value !== undefined) td.dataset.value = String(value);
-  return td;
 }
 
 async function render(data) {

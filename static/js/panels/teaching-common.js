@@ -110,6 +110,13 @@ export function readout(el, text, value) {
   if (value !== undefined) el.dataset.value = String(value);
 }
 
+/** A table cell (td) showing `text`, with a machine-readable data-value when `value` is given. */
+export function cell(text, value) {
+  const td = document.createElement("td");
+  readout(td, text, value);
+  return td;
+}
+
 /** The positions 0..n-1 as category labels. */
 export function positions(n) {
   return Array.from({ length: n }, (_, i) => String(i));

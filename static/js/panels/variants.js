@@ -3,7 +3,7 @@ import { bars, lines, SERIES } from "../charts.js";
 import { count, magnitude, percent } from "../format.js";
 import { emit } from "../bus.js";
 import { t } from "../i18n.js";
-import { panel, readout } from "./teaching-common.js";
+import { cell, panel, readout } from "./teaching-common.js";
 
 const $ = (id) => document.getElementById(id);
 const match = $("variants-match");
@@ -11,13 +11,6 @@ const match = $("variants-match");
 // One curve per element-wise function; the gated variants use SiLU / GELU on the gate.
 const CURVES = [["relu", "ReLU", "solid"], ["gelu", "GELU", "dash"], ["silu", "SiLU", "dot"]];
 const CURVE_COLOR = "#333";
-
-function cell(text, value) {
-  const td = document.createElement("td");
-  td.textContent = text;
-  if (value !== undefined) td.dataset.value = String(value);
-  return td;
-}
 
 async function render(data) {
   const variants = data.variants;
