@@ -162,6 +162,21 @@ def _collapse_gap(x: torch.Tensor, weights: FFNWeights) -> tuple[float, int]:
     return max_abs_diff(two_maps @ w2, collapsed), k
 
 
+ROWS_ALONE_WEIGHT_READS = 500_000_000
+"""Weights read by the "each row run alone" check of the misconceptions view: every row run
+alone reads all of the FFN's weights (541 MB at LLaMA-7B, ~80 ms here), so above this only
+evenly spread rows (the first and last among them) are run alone, and the answer says which."""
+
+
+def _rows_alone(t: int, params: int) -> list[int]:
+    """The positions run alone: all T of them, or k >= 2 evenly spread ones (first and last
+    included) when T runs would read more than `ROWS_ALONE_WEIGHT_READS` weights."""
+    k = max(2, min(t, ROWS_ALONE_WEIGHT_READS // max(1, params)))
+    if k >= t:
+        return list(range(t))
+    return sorted({round(i * (t - 1) / (k - 1)) for i in range(k)})
+
+
 def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/misconceptions returns (see `MisconceptionsResponse`).
 
@@ -178,7 +193,8 @@ def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> 
     - mixing: the perturbation numbers (only the nudged row moves).
     - shared_weights: the module's parameter count measured after runs with several T
       (it never changes), the FLOPs (they do), and max |FFN(x_j) − FFN(x)_j| with each
-      row run alone.
+      row j of `row_by_row_positions` run alone (every row, or evenly spread ones at big
+      sizes: see `ROWS_ALONE_WEIGHT_READS`).
     """
     model = runner.build_model(req, cache)
     x = runner.input_tokens(req)
@@ -222,8 +238,8 @@ def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> 
             g_ab, g_a, g_b, g_zero = g[:t], g[t : 2 * t], g[2 * t : 3 * t], g[3 * t :]
             bilinear = max_abs_diff(g_ab, g_a + g_b - g_zero)
         stats = compare_outputs(base, ffn(nudged(x, req.position, nudge_vector(req))), req.position)
-        rows = [ffn(x[j : j + 1]) for j in range(t)]
-        row_by_row = max(max_abs_diff(rows[j][0], base[j]) for j in range(t))
+        alone = _rows_alone(t, sum(p.numel() for p in model.parameters()))
+        row_by_row = max(max_abs_diff(ffn(x[j : j + 1])[0], base[j]) for j in alone)
         ladder = sorted({1, t, min(2 * t, settings.max_tokens), settings.max_tokens})
         measured: list[int] = []
         for n in ladder:
@@ -250,6 +266,7 @@ def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> 
             "flops": [flop_count(model.config, n).total for n in ladder],
             "param_shapes": {k: list(v.shape) for k, v in weights.named().items()},
             "row_by_row_max_abs_diff": row_by_row,
+            "row_by_row_positions": alone,
             "flops_detail": asdict(flop_count(model.config, t)),
         },
     }

@@ -265,6 +265,24 @@ def test_misconceptions(client: TestClient, activation: str, layers: int) -> Non
     assert shared["tokens"][0] == 1 and shared["tokens"][-1] == 64
     assert shared["flops"] == sorted(shared["flops"]) and shared["flops"][0] < shared["flops"][-1]
     assert shared["row_by_row_max_abs_diff"] < 1e-5
+    assert shared["row_by_row_positions"] == list(range(6))  # small: every row run alone
+
+
+def test_misconceptions_big_sizes_run_spread_rows_alone(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above the weight-read budget only spread rows (first and last included) are run
+    alone, and the answer names them."""
+    from app.lab import contrast
+
+    params = 2 * 16 * 64 + 64 + 16
+    monkeypatch.setattr(contrast, "ROWS_ALONE_WEIGHT_READS", 3 * params)
+    body = {**BASE, "num_tokens": 8, "position": 1, "scale": 1.0}
+    d = client.post("/api/misconceptions", json=body).json()
+    assert d["shared_weights"]["row_by_row_positions"] == [0, 4, 7]
+    assert d["shared_weights"]["row_by_row_max_abs_diff"] < 1e-5
+    assert [contrast._rows_alone(t, 10) for t in (1, 2, 5)] == [[0], [0, 1], [0, 1, 2, 3, 4]]
+    assert contrast._rows_alone(8, 10**12) == [0, 7]  # never fewer than the first and last
 
 
 @pytest.mark.parametrize(

@@ -44,9 +44,12 @@ function render(data) {
     return tr;
   });
   $("myth-tokens-table").querySelector("tbody").replaceChildren(...rows);
+  const alone = s.row_by_row_positions ?? [];
+  const some = alone.length && alone.length < data.config.num_tokens;
   readout($("myth-row-by-row"), t("myth.own_weights.row_by_row", {
     value: magnitude(s.row_by_row_max_abs_diff), formula: count(s.params_formula),
-  }), s.row_by_row_max_abs_diff);
+  }) + (some ? ` ${t("myth.own_weights.rows_alone", { rows: alone.join(", "), t: count(data.config.num_tokens) })}` : ""),
+  s.row_by_row_max_abs_diff);
 }
 
 panel({
