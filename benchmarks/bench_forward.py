@@ -5,7 +5,8 @@ float32), median of `--repeat` calls, for 1 and 2 torch threads:
 
 - the bounds: weight bytes / memory read bandwidth, FLOPs / peak `torch.matmul`;
 - bare torch: the three GEMMs alone, with the weight as `nn.Linear` stores it ([out, in],
-  `F.linear`) and contiguous in the paper's [in, out] (`x @ w`);
+  `F.linear`), contiguous in the paper's [in, out] (`x @ w`), and through oneDNN's linear
+  on weights reordered into its blocked layout (a second copy; not bit-identical);
 - the model: `PositionwiseFeedForward.trace` on weights of either layout;
 - the server's path without HTTP: `runner.forward` (cache lookup, trace, sparsity,
   histogram, display summary) and its orjson encoding;
@@ -73,6 +74,7 @@ def measure_in_process(repeat: int) -> list[tuple[str, float]]:
             ("bare 3 GEMMs, weights [out, in] (nn.Linear layout)", median_ms(gemms_linear, repeat))
         )
         rows.append(("bare 3 GEMMs, weights contiguous [in, out]", median_ms(gemms_paper, repeat)))
+        rows.append(onednn_row(x, in_out, gemms_paper, repeat))
         config = FFNConfig(D_MODEL, D_FF, "swiglu", bias=False)
         old = PositionwiseFeedForward(config, seeded).eval()
         rows.append(("model.trace, weights [out, in]", median_ms(lambda: old.trace(x), repeat)))
@@ -105,6 +107,31 @@ def measure_in_process(repeat: int) -> list[tuple[str, float]]:
         ("orjson encoding of the answer", median_ms(lambda: json_response(content), repeat))
     )
     return rows
+
+
+def onednn_row(
+    x: torch.Tensor, in_out: list[torch.Tensor], paper: Callable[[], Any], repeat: int
+) -> tuple[str, float]:
+    """The same 3 GEMMs through oneDNN's linear with weights reordered into its blocked
+    layout (`torch.utils.mkldnn.to_mkldnn`): a second copy of every weight, and other
+    summation orders, so the label gives the max |difference| from the [in, out] sgemm."""
+    from torch.utils import mkldnn
+
+    lins = []
+    for w in in_out:
+        lin = torch.nn.Linear(w.shape[0], w.shape[1], bias=False)
+        lin.weight = torch.nn.Parameter(w.T.contiguous(), requires_grad=False)
+        lins.append(mkldnn.to_mkldnn(lin))  # type: ignore[no-untyped-call]
+
+    def gemms() -> torch.Tensor:
+        h = F.silu(lins[0](x)) * lins[1](x)
+        return lins[2](h)  # type: ignore[no-any-return]
+
+    with torch.no_grad():
+        ms = median_ms(gemms, repeat)
+        h = F.silu(x @ in_out[0]) * (x @ in_out[1])
+        diff = float((gemms() - h @ in_out[2]).abs().max())
+    return (f"bare 3 GEMMs, oneDNN prepacked (2nd copy; max |diff| {diff:.1e})", ms)
 
 
 def measure_split(repeat: int) -> list[tuple[str, float]]:

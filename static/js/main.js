@@ -77,10 +77,13 @@ async function change(updates, { force = false } = {}) {
   setForced(forcedPanel());
   const computing = force || COMPUTED.some((k, i) => state[k] !== before[i]);
   await emit("state", { state, computing });
-  if (computing) run();
-  // The address bar after the request has left: replaceState costs ~15 ms in Chromium, and
-  // the server computes meanwhile (the URL is written before any answer is drawn).
-  writeState(schema, state);
+  if (!computing) {
+    writeState(schema, state);
+    return;
+  }
+  // The address bar once the answer is drawn (or refused): replaceState costs ~25 ms of the
+  // browser's CPU, which on a shared machine would slow the server and the redraw.
+  run().finally(() => writeState(schema, state));
 }
 
 /** The panel shown whatever the scroll position: the lesson's or the embed's. */
