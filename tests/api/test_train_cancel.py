@@ -62,3 +62,22 @@ def test_closing_the_stream_stops_the_training(base: str) -> None:
     again = status(base)
     assert again["steps_run"] == now["steps_run"] + 300
     assert again["completed"] == 1 and again["cancelled"] == 1
+
+
+def test_a_new_run_right_after_a_cancel_gets_the_freed_slot(base: str) -> None:
+    """The page cancels a run and starts the next at once (Train pressed again, the lesson's
+    next step): the server has not yet seen the hang-up when the new request arrives, so
+    it waits briefly for the slot instead of answering 503 "busy"."""
+    url = f"{base}/api/train"
+    limit = 2  # the server's default number of trainings at once
+    with httpx.Client(timeout=60) as client:
+        held = [client.stream("POST", url, json=BODY) for _ in range(limit)]
+        answers = [h.__enter__() for h in held]
+        for r in answers:
+            assert r.status_code == 200
+            assert json.loads(next(r.iter_lines()))["step"] == 0
+        held[0].__exit__(None, None, None)  # cancel one run ...
+        again = httpx.post(url, json={**BODY, "steps": 10}, timeout=60)  # ... start the next
+        held[1].__exit__(None, None, None)
+    assert again.status_code == 200, again.text
+    assert json.loads(again.text.splitlines()[-1])["final"]["step"] == 10

@@ -33,6 +33,8 @@ STEP_IDS = [
     "cheaper",
     "depth",
     "learn",
+    "deadzone",
+    "memory",
 ]
 STEP = {step_id: n for n, step_id in enumerate(STEP_IDS, start=1)}
 TIMEOUT = 30_000
@@ -152,12 +154,38 @@ def check_misconceptions(page) -> None:  # type: ignore[no-untyped-def]
     assert params == {2 * d * d_ff + d_ff + d}
 
 
+def check_deadzone(page) -> None:  # type: ignore[no-untyped-def]
+    """Learning rate 1 with ReLU, trained as the step opens: the dead-unit line ends above 0."""
+    _open_and_highlighted(page, "train", "#plot-train-dead", "#train-lr", "#train-activation")
+    assert page.locator("#train-lr").input_value() == "1"
+    assert page.locator("#train-activation").input_value() == "relu"
+    page.locator("#train[data-train-state='done']").wait_for(state="attached", timeout=90_000)
+    dead = page.evaluate(
+        "() => document.getElementById('plot-train-dead').data.map((t) => Array.from(t.y))"
+    )
+    assert dead and dead[-1][-1] > 0, dead
+
+
+def check_memory(page) -> None:  # type: ignore[no-untyped-def]
+    """The step trains, reads one unit as key and value, and runs the capacity sweep."""
+    _open_and_highlighted(
+        page, "train", "#plot-train-key", "#plot-train-value", "#plot-train-capacity"
+    )
+    page.locator("#train[data-train-state='done']").wait_for(state="attached", timeout=90_000)
+    page.locator("#train[data-capacity-state='done']").wait_for(state="attached", timeout=120_000)
+    page.locator("#train-reading[data-unit]").wait_for(state="attached")
+    bars = page.evaluate("() => document.getElementById('plot-train-capacity').data[0].x.length")
+    assert bars == 7  # the no-FFN model and six widths
+
+
 CHECKS = {
     "attention": check_attention,
     "budget": check_budget,
     "dropout": check_dropout,
     "variants": check_variants,
     "misconceptions": check_misconceptions,
+    "deadzone": check_deadzone,
+    "memory": check_memory,
 }
 
 

@@ -7,7 +7,7 @@ before the next chunk (Starlette also cancels a stream whose client went away, a
 generator is closed either way). Bounds come from `app.config.Settings`: steps, pairs,
 parameters and work are refused with a 422 before anything runs; a run that passes
 `max_train_seconds` stops and its final line says "stopped": "time_limit"; more than
-`max_concurrent_trainings` streams at once get a 503.
+`max_concurrent_trainings` streams at once get a 503 (after a short wait for a slot).
 """
 
 from __future__ import annotations
@@ -189,19 +189,37 @@ def _busy(limit: int) -> Response:
     return response
 
 
-def _start(
+SLOT_WAIT_SECONDS = 2.0
+"""How long a new training waits for a free slot before the 503: a run the page has just
+cancelled (Train pressed again, the lesson's next step) frees its slot only when the server
+sees the hang-up, at the end of its current chunk of steps (milliseconds)."""
+
+
+async def _take_slot(stats: TrainStats, limit: int) -> bool:
+    """Count one more running training if fewer than `limit` run, waiting up to
+    `SLOT_WAIT_SECONDS` for one to end; False when none did."""
+    deadline = anyio.current_time() + SLOT_WAIT_SECONDS
+    while True:
+        with stats.lock:
+            if stats.running < limit:
+                stats.running += 1
+                stats.started += 1
+                return True
+        if anyio.current_time() >= deadline:
+            return False
+        await anyio.sleep(0.02)  # the slot frees in the event loop (the stream's finally)
+
+
+async def _start(
     request: Request,
     records: Generator[Any, None, None],
     encode: Callable[[Any], dict[str, Any]],
     stats: TrainStats,
 ) -> Response:
     limit = get_settings().max_concurrent_trainings
-    with stats.lock:
-        if stats.running >= limit:
-            records.close()
-            return _busy(limit)
-        stats.running += 1
-        stats.started += 1
+    if not await _take_slot(stats, limit):
+        records.close()
+        return _busy(limit)
     return StreamingResponse(
         _ndjson(request, records, encode, stats),
         media_type=NDJSON,
@@ -228,7 +246,7 @@ async def post_train(req: TrainRequest, request: Request) -> Response:
             return _final(record, config, req.include_weights)
         return _progress(record)
 
-    return _start(request, records, encode, stats)
+    return await _start(request, records, encode, stats)
 
 
 def _point(point: CapacityPoint) -> dict[str, Any]:
@@ -263,7 +281,7 @@ async def post_capacity(req: CapacityRequest, request: Request) -> Response:
         points.append(_point(record))
         return {"point": points[-1]}
 
-    return _start(request, sweep(), encode, stats)
+    return await _start(request, sweep(), encode, stats)
 
 
 class TrainStatusOut(BaseModel):

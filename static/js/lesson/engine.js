@@ -81,7 +81,7 @@ export function initLesson(app) {
       pinned = true;
       showTarget();
       // the step's panel runs what the sentence describes (e.g. the training, live)
-      if (step.start && document.getElementById(step.start)) emit("panel-state", { id: step.start, values: { start: true } });
+      if (step.start && document.getElementById(step.start)) emit("panel-state", { id: step.start, values: step.startValues ?? { start: true } });
     }
   }
 

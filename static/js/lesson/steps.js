@@ -8,6 +8,8 @@
 //   title/text catalog keys (static/i18n/<lang>/lesson.json)
 //   start      (optional) a panel whose run the step starts when it is shown, e.g. "train":
 //              the step shows what its sentence says happening, not a button to press
+//   startValues (optional) what the start asks of that panel (default { start: true }; the
+//              training panel also takes capacity: true, its width sweep)
 // The steps on the teaching panels (attention-vs-ffn, budget, dropout, block, variants,
 // misconceptions) name a core panel as the alternative and highlight lists with fallbacks,
 // so a page without those panels still shows a sensible step.
@@ -63,4 +65,12 @@ export const STEPS = [
     panel: ["train", "readout"], start: "train",
     highlight: [["#train .train-run", "#readout"], "#plot-train-loss", "#plot-train-accuracy"],
     title: "lesson.learn.title", text: "lesson.learn.text" },
+  { id: "deadzone", state: { train_d_ff: 64, train_act: "relu", train_lr: 1, train_compare: false },
+    panel: ["train", "readout"], start: "train",
+    highlight: [["#plot-train-dead", "#readout"], "#train-lr", "#train-activation"],
+    title: "lesson.deadzone.title", text: "lesson.deadzone.text" },
+  { id: "memory", state: { train_d_ff: 64, train_act: "relu", train_lr: 0.03, train_compare: false },
+    panel: ["train", "readout"], start: "train", startValues: { start: true, capacity: true },
+    highlight: [["#plot-train-key", "#readout"], "#plot-train-value", "#plot-train-capacity"],
+    title: "lesson.memory.title", text: "lesson.memory.text" },
 ];

@@ -282,7 +282,8 @@ on("language", () => {
 });
 on("panel-state", async ({ id, values }) => {
   if (id !== "train") return;
-  const { start: go, ...rest } = values;
+  const { start: go, capacity: sweep, ...rest } = values;
   if (Object.keys(rest).length) await emit("change", rest);
+  if (sweep) capacity();
   if (go) start();
 });
