@@ -31,6 +31,11 @@ export function count(n) {
   return formatter("count", { maximumFractionDigits: 0 }).format(n);
 }
 
+/** A large count in a few characters, for narrow tables: 17.3B (en), 173亿 (zh-CN). */
+export function compact(n) {
+  return formatter("compact", { notation: "compact", maximumSignificantDigits: 3 }).format(n);
+}
+
 /** A fraction in [0, 1] as a percentage: 37.5%. */
 export function percent(x) {
   return formatter("pct", { style: "percent", maximumFractionDigits: 1 }).format(x);

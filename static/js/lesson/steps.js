@@ -70,7 +70,11 @@ export const STEPS = [
     highlight: [["#plot-train-dead", "#readout"], "#train-lr", "#train-activation"],
     title: "lesson.deadzone.title", text: "lesson.deadzone.text" },
   { id: "memory", state: { train_d_ff: 64, train_act: "relu", train_lr: 0.03, train_compare: false },
-    panel: ["train", "readout"], start: "train", startValues: { start: true, capacity: true },
-    highlight: [["#plot-train-key", "#readout"], "#plot-train-value", "#plot-train-capacity"],
+    panel: ["train", "readout"], start: "train",
+    highlight: [["#plot-train-key", "#readout"], "#plot-train-value"],
     title: "lesson.memory.title", text: "lesson.memory.text" },
+  { id: "capacity", state: { train_act: "relu", train_lr: 0.03 },
+    panel: ["train", "readout"], start: "train", startValues: { capacity: true },
+    highlight: [["#plot-train-capacity", "#readout"]],
+    title: "lesson.capacity.title", text: "lesson.capacity.text" },
 ];

@@ -1,5 +1,5 @@
 // Common misconceptions as checks computed on the current FFN.
-import { count, magnitude } from "../format.js";
+import { compact, count, magnitude } from "../format.js";
 import { t } from "../i18n.js";
 import { panel, readout } from "./teaching-common.js";
 
@@ -34,11 +34,14 @@ function render(data) {
     .map(([k, shape]) => `${k} [${shape.join(" × ")}]`).join(" · ");
   const rows = s.tokens.map((n, i) => {
     const tr = document.createElement("tr");
+    // FLOPs grow with T to 11+ digits at LLaMA size: compact (17.3B), exact in the tooltip
+    const flops = s.flops[i] >= 1e7 ? compact(s.flops[i]) : count(s.flops[i]);
     for (const [text, value] of [[count(n), n], [count(s.params_measured[i]), s.params_measured[i]],
-      [count(s.flops[i]), s.flops[i]]]) {
+      [flops, s.flops[i]]]) {
       const td = document.createElement("td");
       td.textContent = text;
       td.dataset.value = String(value);
+      if (text !== count(value)) td.title = count(value);
       tr.append(td);
     }
     return tr;
