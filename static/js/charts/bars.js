@@ -154,6 +154,8 @@ function drawLines(el, series, opts) {
     yaxis: axis(opts.yTitle, plotH, { small: w < 170, type: opts.yType ?? "linear", range: opts.yRange,
       nticks: fitting(plotH, size * 2.5, 2), ...logTicks(opts.yType, series.flatMap((t) => t.y)) }),
     legend: { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top", font: { size: px(11) } },
+    // a lone named line keeps its legend too (Plotly hides it): "ReLU, lr 1" must be said
+    showlegend: series.some((s) => s.name),
   });
   el.dataset.traces = String(traces.length);
   return react(el, traces, layout);
