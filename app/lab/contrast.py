@@ -127,6 +127,8 @@ def attention_vs_ffn(
         "attention": attention_side,
         "ffn": ffn_side,
         "influence_skipped_reason": skipped,
+        "influence_flops": cost,
+        "influence_max_flops": settings.max_influence_flops,
     }
 
 
@@ -241,7 +243,7 @@ def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> 
         stats = compare_outputs(base, ffn(nudged(x, req.position, nudge_vector(req))), req.position)
         alone = _rows_alone(t, sum(p.numel() for p in model.parameters()))
         row_by_row = max(max_abs_diff(ffn(x[j : j + 1])[0], base[j]) for j in alone)
-        ladder = sorted({1, t, min(2 * t, settings.max_tokens), settings.max_tokens})
+        ladder = sorted({1, t, settings.max_tokens})
         measured: list[int] = []
         for n in ladder:
             if n not in (1, t):  # those two were run above

@@ -220,6 +220,12 @@ class AttentionVsFFNResponse(BaseModel):
     attention: AttentionSideOut
     ffn: DeltaOut
     influence_skipped_reason: str | None
+    influence_flops: int = Field(
+        description="FLOPs the two [T, T] influence maps cost (2T passes of both sub-layers)"
+    )
+    influence_max_flops: int = Field(
+        description="the most this server spends on them; above it they are skipped"
+    )
 
 
 class BlockResponse(BaseModel):

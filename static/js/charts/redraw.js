@@ -41,6 +41,18 @@ const resizer = typeof ResizeObserver === "function"
   })
   : null;
 
+/**
+ * Empty `el` (a view with no picture for this answer, e.g. a map over the work limit): its
+ * previous picture must not stay on screen as if it were this answer's.
+ */
+export function clearChart(el) {
+  waiting.delete(el);
+  el.ffnDrawn = null;
+  el.ffnLast = null;
+  if (typeof Plotly !== "undefined") Plotly.purge(el);
+  el.replaceChildren();
+}
+
 /** Draw every deferred chart now (before printing or exporting the whole page). */
 export function drawDeferred() {
   const draws = [...waiting.values()];

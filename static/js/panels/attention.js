@@ -1,6 +1,6 @@
 // Attention vs FFN under the same nudge of token i: attention moves every row, the FFN one.
-import { bars, heatmap, SEQUENTIAL } from "../charts.js";
-import { count, magnitude } from "../format.js";
+import { bars, clearChart, heatmap, SEQUENTIAL } from "../charts.js";
+import { compact, count, magnitude } from "../format.js";
 import { emit } from "../bus.js";
 import { separator, t } from "../i18n.js";
 import { panel, positions, readout } from "./teaching-common.js";
@@ -75,7 +75,12 @@ async function render(data) {
       filename: "ffn-influence",
     }));
   } else {
-    readout(influenceNote, t("attention.influence_skipped", { reason: data.influence_skipped_reason }));
+    clearChart($("plot-ffn-influence")); // never the previous configuration's map
+    const over = data.influence_flops != null && data.influence_flops > data.influence_max_flops;
+    const reason = over
+      ? t("attention.influence_over", { flops: compact(data.influence_flops), limit: compact(data.influence_max_flops) })
+      : t("attention.influence_not_requested");
+    readout(influenceNote, t("attention.influence_skipped", { reason }));
   }
   await Promise.all(plots);
 }

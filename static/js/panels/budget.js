@@ -62,7 +62,12 @@ async function render(data) {
     lines($("plot-budget-params"), [
       { x: s.tokens, y: s.ffn_params, name: t("budget.col.ffn"), color: SERIES[0] },
       { x: s.tokens, y: s.attention_params, name: t("budget.col.attention"), color: SERIES[1] },
-    ], { ...common, title: t("budget.params_title"), yTitle: t("budget.row.params"), filename: "budget-params" }),
+    ], {
+      // flat lines on a linear axis from 0: both counts inside it, the FFN's about twice
+      // attention's at d_ff = 4 d_model, and no tick a fraction of a parameter
+      ...common, title: t("budget.params_title"), yTitle: t("budget.row.params"), filename: "budget-params",
+      yType: "linear", yRange: [0, 1.1 * Math.max(...s.ffn_params, ...s.attention_params)],
+    }),
     lines($("plot-budget-flops"), [
       { x: s.tokens, y: s.ffn_flops, name: t("budget.col.ffn"), color: SERIES[0] },
       { x: s.tokens, y: s.attention_flops, name: t("budget.col.attention"), color: SERIES[1] },

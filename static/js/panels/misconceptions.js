@@ -1,6 +1,6 @@
 // Common misconceptions as checks computed on the current FFN.
 import { compact, count, magnitude } from "../format.js";
-import { t } from "../i18n.js";
+import { currentLanguage, t } from "../i18n.js";
 import { panel, readout } from "./teaching-common.js";
 
 const $ = (id) => document.getElementById(id);
@@ -51,7 +51,10 @@ function render(data) {
   const some = alone.length && alone.length < data.config.num_tokens;
   readout($("myth-row-by-row"), t("myth.own_weights.row_by_row", {
     value: magnitude(s.row_by_row_max_abs_diff), formula: count(s.params_formula),
-  }) + (some ? ` ${t("myth.own_weights.rows_alone", { rows: alone.join(", "), t: count(data.config.num_tokens) })}` : ""),
+  }) + (some ? ` ${t("myth.own_weights.rows_alone", {
+    rows: new Intl.ListFormat(currentLanguage(), { type: "conjunction" }).format(alone.map((i) => count(i))),
+    t: count(data.config.num_tokens),
+  })}` : ""),
   s.row_by_row_max_abs_diff);
 }
 

@@ -116,7 +116,10 @@ function showProgress() {
   progress.dataset.value = String(done);
 }
 
+const READING = ["train-result", "train-reading", "plot-train-key", "plot-train-value"];
+
 function showResult() {
+  for (const id of READING) delete $(id).dataset.stale;
   const parts = runs.filter((r) => r.final).map((run) => t("train.result_run", {
     name: runName(run), memorised: count(run.final.memorised), pairs: count(run.final.num_pairs),
     fraction: percent(run.final.accuracy), loss: magnitude(run.final.loss),
@@ -173,6 +176,8 @@ async function start() {
     ffn, activation: s.activation, lr: s.lr, records: [], final: null,
   }));
   setRunning(true, "running");
+  // the last run's result and unit reading stay until this run's arrive: dimmed as stale
+  for (const id of READING) $(id).dataset.stale = "1";
   showProgress();
   const logEvery = Math.max(1, Math.round(s.steps / 50));
   const streams = runs.map((run) => postNdjson("/api/train", {
