@@ -7,6 +7,8 @@ float32), median of `--repeat` calls, for 1 and 2 torch threads:
 - bare torch: the three GEMMs alone, with the weight as `nn.Linear` stores it ([out, in],
   `F.linear`), contiguous in the paper's [in, out] (`x @ w`), and through oneDNN's linear
   on weights reordered into its blocked layout (a second copy; not bit-identical);
+- oneDNN's linear on the dense [out, in] weights as they are (`app.model.parallel.kernel`:
+  what the model runs for big maps; no copy);
 - the model: `PositionwiseFeedForward.trace` on weights of either layout;
 - the server's path without HTTP: `runner.forward` (cache lookup, trace, sparsity,
   histogram, display summary) and its orjson encoding;
@@ -75,22 +77,48 @@ def measure_in_process(repeat: int) -> list[tuple[str, float]]:
         )
         rows.append(("bare 3 GEMMs, weights contiguous [in, out]", median_ms(gemms_paper, repeat)))
         rows.append(onednn_row(x, in_out, gemms_paper, repeat))
+
+        def gemms_dense_onednn() -> None:  # what the model runs: no copy, no re-layout
+            h = F.silu(parallel.kernel(x, out_in[0].T, None)) * parallel.kernel(  # type: ignore[union-attr]
+                x,
+                out_in[1].T,  # type: ignore[union-attr]
+                None,
+            )
+            parallel.kernel(h, out_in[2].T, None)  # type: ignore[union-attr]
+
+        rows.append(
+            (
+                "bare 3 GEMMs, oneDNN on the dense [out, in] weights (no copy)",
+                median_ms(gemms_dense_onednn, repeat),
+            )
+        )
         config = FFNConfig(D_MODEL, D_FF, "swiglu", bias=False)
         old = PositionwiseFeedForward(config, seeded).eval()
-        rows.append(("model.trace, weights [out, in]", median_ms(lambda: old.trace(x), repeat)))
+        rows.append(
+            ("model.trace, weights [out, in] (oneDNN)", median_ms(lambda: old.trace(x), repeat))
+        )
+        paper = PositionwiseFeedForward(
+            config, FFNWeights(w1=in_out[1], b1=None, w2=in_out[2], b2=None, w_gate=in_out[0])
+        ).eval()
+        rows.append(
+            (
+                "model.trace, weights contiguous [in, out] (sgemm)",
+                median_ms(lambda: paper.trace(x), repeat),
+            )
+        )
     with torch.no_grad():
         cache = WeightCache(10**9)
         model = cache.model(config, 0)
         rows.append(
             (
-                "model.trace under no_grad, contiguous [in, out]",
+                "model.trace under no_grad, the cache's layout",
                 median_ms(lambda: model.trace(x), repeat),
             )
         )
     with torch.inference_mode():
         rows.append(
             (
-                "model.trace under inference_mode, contiguous",
+                "model.trace under inference_mode, the cache's layout",
                 median_ms(lambda: model.trace(x), repeat),
             )
         )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, fields
 import torch
 from torch import Tensor, nn
 
+from app.model import parallel
 from app.model.activations import get_activation
 from app.model.seeding import generator as stream_generator
 
@@ -165,7 +166,7 @@ def _linear_from(weight: Tensor | None, bias: Tensor | None) -> nn.Linear:
         raise ValueError("weight is missing")
     fan_in, fan_out = weight.shape
     linear: nn.Linear = nn.utils.skip_init(  # type: ignore[no-untyped-call]
-        nn.Linear, fan_in, fan_out, bias=bias is not None
+        parallel.Linear, fan_in, fan_out, bias=bias is not None
     )
     linear.weight = nn.Parameter(weight.T, requires_grad=False)
     if bias is not None:

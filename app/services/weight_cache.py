@@ -14,9 +14,11 @@ replaces the plain entry); the views handed out are the very same tensors. The v
 view (ReLU next to SwiGLU at LLaMA size) thus holds one 541 MB set, not 360 + 541 MB that
 would not both fit the default bound and were rebuilt on every call.
 
-Layout: matrices are kept contiguous in the paper's orientation [in, out] (x @ w1), not in
-`nn.Linear`'s [out, in]: float32 sgemm with 8 rows runs ~30% faster on that layout here
-(benchmarks/README.md), with bit-identical results.
+Layout (`app.model.parallel.laid_out`): the maps big enough for oneDNN's kernel (LLaMA-7B,
+the L size) keep the drawn `nn.Linear` rows [out, in], which that kernel reads at about the
+memory bandwidth; smaller matrices are kept contiguous in the paper's orientation [in, out]
+(x @ w1), on which MKL's float32 sgemm with 8 rows runs ~30% faster here
+(benchmarks/README.md). Either way the tensors handed out are in the paper's orientation.
 
 Memory bound: entries are evicted before a new one is built, so the cache never holds more
 than `max_bytes`; and seeded builds run one at a time, so at most one uncached set of
@@ -31,6 +33,7 @@ from dataclasses import dataclass, field, replace
 
 from cachetools import LRUCache
 
+from app.model import parallel
 from app.model.attention import AttentionWeights
 from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
 
@@ -71,13 +74,14 @@ class _Entry:
         return found
 
 
-def _paper_contiguous(weights: FFNWeights) -> FFNWeights:
-    """The same values with every matrix contiguous in [in, out] (one matrix copied at a
-    time, so at most one extra matrix is held during the conversion)."""
+def _laid_out(weights: FFNWeights) -> FFNWeights:
+    """The same values with every matrix laid out for the FFN's kernel (`parallel.laid_out`:
+    big maps keep the drawn [out, in] rows, small ones become contiguous [in, out]; one
+    matrix copied at a time, so at most one extra matrix is held during the conversion)."""
     for name in ("w1", "w2", "w_gate"):
         tensor = getattr(weights, name)
-        if tensor is not None and not tensor.is_contiguous():
-            weights = replace(weights, **{name: tensor.contiguous()})
+        if tensor is not None:
+            weights = replace(weights, **{name: parallel.laid_out(tensor)})
     return weights
 
 
@@ -148,10 +152,8 @@ class WeightCache:
             with self._lock:  # make room first: old and new weights never both held here
                 while self._cache and self._cache.currsize + need > self._cache.maxsize:
                     self._cache.popitem()
-            # No name keeps the drawn [out, in] tensors: each is freed once converted.
-            weights = _paper_contiguous(
-                FFNWeights.seeded(d_model, d_ff, seed, gated=gated, bias=True)
-            )
+            # No name keeps the drawn tensors: each converted one is freed at once.
+            weights = _laid_out(FFNWeights.seeded(d_model, d_ff, seed, gated=gated, bias=True))
             entry = _Entry(weights, gated)
             with self._lock:
                 if entry.weights.nbytes <= self._cache.maxsize:
@@ -160,7 +162,7 @@ class WeightCache:
 
     def get(self, d_model: int, d_ff: int, seed: int, *, gated: bool, bias: bool) -> FFNWeights:
         """The seeded weights for this key, built on a miss (see `FFNWeights.seeded`); the
-        same object on every call while cached. Matrices contiguous [in, out]."""
+        same object on every call while cached. Matrices [in, out] (see Layout above)."""
         return self._entry((d_model, d_ff, seed), gated).view(gated, bias)
 
     def model(self, config: FFNConfig, seed: int) -> PositionwiseFeedForward:

@@ -60,19 +60,27 @@ def test_big_maps_run_on_the_pool_and_small_ones_in_the_caller(
 ) -> None:
     parallel.set_workers(2)
     threads: list[str] = []
-    real = torch.nn.functional.linear
+    real = parallel.kernel
 
-    def spy(*args: torch.Tensor) -> torch.Tensor:
+    def spy(*args: torch.Tensor, **kwargs: torch.Tensor) -> torch.Tensor:
         threads.append(threading.current_thread().name)
-        return real(*args)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(parallel.F, "linear", spy)
     big, small = torch.nn.Linear(1024, 4096), torch.nn.Linear(64, 256)
     with torch.inference_mode():
         x = torch.randn(4, 1024)
-        assert torch.equal(parallel.linear(x, big), real(x, big.weight, big.bias))
+        whole = real(x, big.weight, big.bias)
+        monkeypatch.setattr(parallel, "kernel", spy)
+        assert torch.equal(parallel.linear(x, big), whole)
         assert len(threads) == 2 and all(t.startswith("ffn-matmul") for t in threads)
         threads.clear()
+        real_linear = parallel.F.linear
+
+        def spy_linear(*args: torch.Tensor) -> torch.Tensor:
+            threads.append(threading.current_thread().name)
+            return real_linear(*args)
+
+        monkeypatch.setattr(parallel.F, "linear", spy_linear)
         parallel.linear(torch.randn(4, 64), small)
     assert threads == [threading.current_thread().name]  # not split: one call, in this thread
 
@@ -141,3 +149,55 @@ def test_the_misconceptions_checks_give_the_same_numbers_split_or_not(
     for key in ("additivity_gap", "no_activation_gap", "no_activation_bilinear_gap"):
         assert one[key] == two[key], key
     assert one["no_activation_features_checked"] == two["no_activation_features_checked"] > 1
+
+
+@pytest.mark.parametrize("activation", ["relu", "swiglu"])
+def test_big_maps_run_on_onednn_and_match_numpy(
+    restore_workers: None, monkeypatch: pytest.MonkeyPatch, activation: str
+) -> None:
+    """The FFN's big maps go through oneDNN's linear (`parallel.kernel`) on the seeded
+    weights as they are, and give the float64 NumPy reference's numbers to float32 precision;
+    submitted weights in another layout take F.linear and give the same numbers."""
+    import numpy as np
+
+    from app.model import FFNWeights
+    from tests import reference
+
+    assert parallel._ONEDNN is not None
+    calls: list[tuple[int, ...]] = []
+    real = parallel._ONEDNN
+
+    def spy(x: torch.Tensor, w: torch.Tensor, *rest: object) -> torch.Tensor:
+        calls.append(tuple(w.shape))
+        return real(x, w, *rest)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(parallel, "_ONEDNN", spy)
+    config = FFNConfig(1024, 4096, activation, True)
+    model = PositionwiseFeedForward(config, seed=5)
+    x = torch.randn(3, 1024, generator=torch.Generator().manual_seed(2))
+    parallel.set_workers(2)
+    with torch.inference_mode():
+        trace = model.trace(x)
+    # gated: gate and up whole, one thread each; else W1 in two blocks; W2 in two blocks
+    assert len(calls) == 4
+    w = model.weights()
+
+    def f64(t: torch.Tensor | None) -> np.ndarray | None:
+        return None if t is None else t.numpy().astype(np.float64)
+
+    ref = reference.ffn(
+        f64(x), f64(w.w1), f64(w.b1), f64(w.w2), f64(w.b2), activation, f64(w.w_gate),
+        f64(w.b_gate),
+    )  # fmt: skip
+    for name in ("pre_activation", "hidden", "output"):
+        np.testing.assert_allclose(getattr(trace, name).numpy(), ref[name], rtol=1e-5, atol=1e-5)
+    # the same weights contiguous in the paper's [in, out]: F.linear (sgemm), not oneDNN
+    calls.clear()
+    paper = FFNWeights(
+        w1=w.w1.contiguous(), b1=w.b1, w2=w.w2.contiguous(), b2=w.b2,
+        w_gate=None if w.w_gate is None else w.w_gate.contiguous(), b_gate=w.b_gate,
+    )  # fmt: skip
+    with torch.inference_mode():
+        other = PositionwiseFeedForward(config, paper).trace(x)
+    assert calls == []
+    torch.testing.assert_close(other.output, trace.output, rtol=1e-5, atol=1e-5)
