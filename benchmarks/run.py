@@ -323,8 +323,8 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
                 "<= 50 ms",
                 warm <= 0.050,
                 f">= {ms(max(flops_ms(big), read_s))} (FLOPs at peak {ms(flops_ms(big))}, "
-                f"weight read {ms(read_s)}); bare forward here {ms(bare)}: sgemm at "
-                f"M={big.tokens} runs {shape_gflops:.0f} GFLOP/s",
+                f"weight read {ms(read_s)}); bare forward here {ms(bare)}: its matmuls at "
+                f"M={big.tokens} run {shape_gflops:.0f} GFLOP/s",
             )
         )
         raw |= {
