@@ -29,9 +29,14 @@ def test_tiny_llama_rule_and_gated_card(page, server_url):  # type: ignore[no-un
     card = page.locator("#myth-collapse")
     assert "bilinear" in card.inner_text() and "collapse" not in card.inner_text()
     assert float(card.get_attribute("data-value") or 0) > 1e-3
+    # the shared weights of a gated FFN are three matrices, the gate among them
+    assert (
+        "One W_gate, one W₁ (up) and one W₂ (down)" in page.locator("#myth-row-by-row").inner_text()
+    )
 
     page.locator("#lang").select_option("zh-CN")
     page.locator("#myth-collapse:has-text('双线性')").wait_for(timeout=15_000)
+    assert "W_gate" in page.locator("#myth-row-by-row").inner_text()
     assert "→ 256" not in page.locator("#variants-llama").inner_text()
     assert page.recorder.errors == []
 
@@ -45,3 +50,5 @@ def test_plain_card_still_collapses_and_wide_rule_rounds(page, server_url):  # t
     assert llama.get_attribute("data-rule") == "llama"
     assert "1,365.3 → 1,536" in llama.inner_text() or "1,365 → 1,536" in llama.inner_text()
     assert "collapse" in page.locator("#myth-collapse").inner_text()
+    row_by_row = page.locator("#myth-row-by-row").inner_text()
+    assert "One W₁ and one W₂ serve every position" in row_by_row and "W_gate" not in row_by_row

@@ -49,7 +49,8 @@ function render(data) {
   $("myth-tokens-table").querySelector("tbody").replaceChildren(...rows);
   const alone = s.row_by_row_positions ?? [];
   const some = alone.length && alone.length < data.config.num_tokens;
-  readout($("myth-row-by-row"), t("myth.own_weights.row_by_row", {
+  const rowKey = data.config.gated ? "myth.own_weights.row_by_row_gated" : "myth.own_weights.row_by_row";
+  readout($("myth-row-by-row"), t(rowKey, {
     value: magnitude(s.row_by_row_max_abs_diff), formula: count(s.params_formula),
   }) + (some ? ` ${t("myth.own_weights.rows_alone", {
     rows: new Intl.ListFormat(currentLanguage(), { type: "conjunction" }).format(alone.map((i) => count(i))),
