@@ -44,15 +44,24 @@ def test_stack_panel_traces_the_nudge_layer_by_layer(page, server_url):  # type:
 def test_training_panel_progress_curves_and_result(page, server_url):  # type: ignore[no-untyped-def]
     page.goto(f"{server_url}/?panel=train&train_steps=300")
     wait_rendered(page)
-    page.locator("#train-start").click()
-    page.locator('#train[data-train-state="running"]').wait_for(state="attached")
-    # The progress bar moves while lines arrive...
-    page.wait_for_function(
-        "() => { const p = document.getElementById('train-progress');"
-        " return p.value > 0 && p.value < p.max; }",
-        timeout=TIMEOUT,
+    # every value the progress bar takes, recorded as it is set (a fast run may go from 0 to
+    # the end between two frames, so polling for a value in between could miss it)
+    page.evaluate(
+        """() => {
+          window.__progress = [];
+          const bar = document.getElementById('train-progress');
+          new MutationObserver((records) => {
+            for (const r of records) window.__progress.push(Number(r.oldValue ?? 0));
+            window.__progress.push(Number(bar.dataset.value));
+          }).observe(bar, { attributes: true, attributeFilter: ['data-value'],
+                            attributeOldValue: true });
+        }"""
     )
+    page.locator("#train-start").click()
     page.locator('#train[data-train-state="done"]').wait_for(state="attached", timeout=TIMEOUT)
+    # The progress bar moved while lines arrived...
+    seen = page.evaluate("window.__progress")
+    assert any(0 < v < 600 for v in seen), seen
     progress = page.evaluate(
         "[document.getElementById('train-progress').value,"
         " document.getElementById('train-progress').max]"

@@ -161,7 +161,12 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   if (opts.showValues && opts.format) {
     trace.text = z.map((row) => row.map(opts.format));
     trace.texttemplate = "%{text}";
-    trace.textfont = { size: px(12) };
+    // the widest number fits inside its cell: a smaller font for narrow cells (>= 9 px)
+    const cellW = plotW / Math.max(1, z[0]?.length ?? 1);
+    const widest = Math.max(0, ...trace.text.flat().map((s) => textWidth(s, size)));
+    const fit = widest > 0 ? Math.floor((size * (cellW - 10)) / widest) : size;
+    trace.textfont = { size: Math.max(Math.min(size, px(9)), Math.min(size, fit)) };
+    el.dataset.valueFont = String(trace.textfont.size);
   }
   const layout = baseLayout(el, opts.title, { xaxis, yaxis, uirevision: `${rows}x${cols}` });
   const traces = [trace];

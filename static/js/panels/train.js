@@ -39,7 +39,19 @@ function fillSelect(el, values, label) {
   el.replaceChildren(...values.map((v) => new Option(label(v), String(v))));
 }
 
+const HINTS = {
+  "plot-train-loss": "train.hint_loss", "plot-train-accuracy": "train.hint_accuracy",
+  "plot-train-dead": "train.hint_dead", "plot-train-key": "train.hint_key",
+  "plot-train-value": "train.hint_value", "plot-train-capacity": "train.hint_capacity",
+};
+
+/** What an empty plot says until its first picture (shown by CSS while the plot is empty). */
+function setupHints() {
+  for (const [id, key] of Object.entries(HINTS)) $(id).dataset.hint = t(key);
+}
+
 function setupControls() {
+  setupHints();
   fillSelect($("train-d_ff"), D_FF, String);
   fillSelect($("train-activation"), ACTIVATIONS, (a) => t(`train.act.${a}`));
   fillSelect($("train-lr"), LR, String);
