@@ -4,6 +4,8 @@
   will show, in the page's language, and offers no PNG/SVG export of nothing.
 - A heatmap that prints its values (the tiny preset's block) sizes them to its cells: the
   widest number stays inside its cell (LayerNorm's +0.9999 / -0.9999 ran together).
+- An axis title that would wrap drops a trailing gloss without numbers when that makes it
+  one line: the zh-CN embed's y title 位置（词元） wrapped after 词 at 640x360.
 """
 
 from __future__ import annotations
@@ -65,4 +67,16 @@ def test_numbers_in_cells_fit_their_cells(page, server_url):  # type: ignore[no-
     assert len(plots) == 4 and all(p["n"] == 6 for p in plots), plots  # [3 x 2] each
     for plot in plots:
         assert plot["widest"] <= plot["cell"] - 4, plot
+    assert not page.recorder.errors
+
+
+def test_a_title_that_would_wrap_drops_its_gloss(page, server_url):  # type: ignore[no-untyped-def]
+    title = "el => el.layout.yaxis.title.text"
+    page.goto(f"{server_url}/?lang=zh-CN")
+    wait_rendered(page)
+    assert page.locator("#plot-input").evaluate(title) == "位置（词元）"  # room for all of it
+    page.set_viewport_size({"width": 640, "height": 360})
+    page.goto(f"{server_url}/?lang=zh-CN&embed=1")
+    wait_rendered(page)
+    assert page.locator("#plot-input").evaluate(title) == "位置"  # one line, not 位置（词<br>元）
     assert not page.recorder.errors

@@ -82,7 +82,14 @@ export function baseLayout(el, title, extra) {
 export function axis(title, width, extra) {
   if (extra.small) title = ""; // no room: the title stays in the hover text
   delete extra.small;
-  const fitted = fitText(title ?? "", Math.max(40, width), px(12), 2);
+  let fitted = fitText(title ?? "", Math.max(40, width), px(12), 2);
+  // A title that would wrap loses a trailing gloss without numbers ("position (token)",
+  // "位置（词元）") when that makes it one line; the hover text keeps the whole title.
+  const bare = String(title ?? "").replace(/\s*[(（][^()（）\d]*[)）]$/u, "");
+  if (fitted.lines > 1 && bare && bare !== title) {
+    const short = fitText(bare, Math.max(40, width), px(12), 1);
+    if (!short.cut) fitted = short;
+  }
   return {
     title: { text: fitted.text, standoff: 4, ffnText: title ?? "", font: { size: px(12) } },
     automargin: true,
