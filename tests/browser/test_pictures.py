@@ -107,9 +107,11 @@ def test_attention_weights_use_a_sequential_scale(page, server_url):  # type: ig
     assert colours[0].lower() == "#f7fbff" and colours[-1].lower() == "#08306b"  # Blues
     # every weight in [0, 1]: the whole range of the scale is used by real values
     assert all(0 <= v <= 1 for row in drawn["z"] for v in row)
-    # the FFN influence (signed) stays on the diverging scale around 0
+    # the FFN influence is a norm (>= 0): the same sequential scale from 0, never negative ticks
     influence = _trace(page, "plot-ffn-influence")
-    assert influence["zmid"] == 0 and influence["zmin"] == -influence["zmax"]
+    assert influence["zmin"] == 0 and influence["zmid"] is None
+    assert all(v >= 0 for row in influence["z"] for v in row)
+    assert [c[1] for c in influence["colorscale"]] == colours
 
 
 @pytest.mark.slow

@@ -118,7 +118,8 @@ function drawHistogram(el, values, opts) {
 /**
  * Lines and point clouds on shared axes. series: [{ x, y, name, mode: "lines"|"markers",
  * color, dash, size, opacity }]. opts: { title, xTitle, yTitle, yType ("linear"|"log"),
- * xType, filename, xRange, yRange }. The legend stands right of the plot, clear of the axis titles.
+ * xType, filename, xRange, yRange, integerY (a count: whole-number ticks) }. The legend stands
+ * right of the plot, clear of the axis titles.
  */
 export function lines(el, series, opts) {
   return whenVisible(el, () => drawLines(el, series, opts));
@@ -148,11 +149,19 @@ function drawLines(el, series, opts) {
     const dtick = linearDtick(lo, hi, xTicks.nticks);
     if (dtick) Object.assign(xTicks, { tickmode: "linear", tick0: 0, dtick });
   }
+  const yTicks = { nticks: fitting(plotH, size * 2.5, 2) };
+  if (opts.integerY) {
+    // a count (dead units): ticks on whole numbers only, never 0.2 of a unit
+    const ys = series.flatMap((t) => t.y);
+    const [lo, hi] = opts.yRange ?? [Math.min(0, ...ys), Math.max(1, ...ys)];
+    const dtick = Math.max(1, Math.ceil(linearDtick(lo, hi, yTicks.nticks) ?? 1));
+    Object.assign(yTicks, { tickmode: "linear", tick0: 0, dtick, tickformat: "d" });
+  }
   const layout = baseLayout(el, opts.title, {
     xaxis: axis(opts.xTitle, plotW * 0.85, { small: h < 150, type: opts.xType ?? "linear", zeroline: true,
       range: opts.xRange, ...xTicks, ...logTicks(opts.xType, xs) }),
     yaxis: axis(opts.yTitle, plotH, { small: w < 170, type: opts.yType ?? "linear", range: opts.yRange,
-      nticks: fitting(plotH, size * 2.5, 2), ...logTicks(opts.yType, series.flatMap((t) => t.y)) }),
+      ...yTicks, ...logTicks(opts.yType, series.flatMap((t) => t.y)) }),
     legend: { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top", font: { size: px(11) } },
     // a lone named line keeps its legend too (Plotly hides it): "ReLU, lr 1" must be said
     showlegend: series.some((s) => s.name),

@@ -72,6 +72,10 @@ async function render(data) {
       xTitle: t("attention.output_row"),
       yTitle: t("attention.nudged_token"),
       yLabels: labels,
+      // a norm ‖Δ output row‖ >= 0: a sequential scale from 0 (white), like the weights
+      zmin: 0,
+      colorscale: SEQUENTIAL,
+      sequential: true,
       filename: "ffn-influence",
     }));
   } else {

@@ -7,6 +7,8 @@ import { count, magnitude, percent } from "../format.js";
 import { t } from "../i18n.js";
 import { postNdjson } from "../stream.js";
 
+const NEUTRAL = "#9a9a9a"; // the value bars of the classes a unit does not write most
+
 const $ = (id) => document.getElementById(id);
 const section = $("train");
 const error = section.querySelector(".panel-error");
@@ -102,7 +104,7 @@ function drawCurves() {
     }),
     lines($("plot-train-dead"), dead, {
       title: t("train.dead_title"), xTitle: t("train.step"), yTitle: t("train.dead_units"),
-      xRange, yRange: [0, mostDead * 1.05], filename: "train-dead-units",
+      xRange, yRange: [0, mostDead * 1.05], integerY: true, filename: "train-dead-units",
     }),
   ]);
 }
@@ -165,7 +167,9 @@ function showReading(final) {
     bars($("plot-train-value"), r.value_logits.map((_, c) => String(c)), r.value_logits, {
       title: t("train.value_title", { unit: r.unit }), xTitle: t("train.class"), yTitle: t("train.logit"),
       text: r.target_counts.map((n) => t("train.keys_n", { n })),
-      colors: r.value_logits.map((_, c) => (c === r.top_class ? SERIES[1] : SERIES[0])),
+      // the class it writes most in its own colour (orange and green mean silent / fires
+      // in the keys plot beside it)
+      colors: r.value_logits.map((_, c) => (c === r.top_class ? SERIES[2] : NEUTRAL)),
       filename: "train-unit-value",
     }),
   ]);
