@@ -19,7 +19,7 @@ oneDNN's float32 matmul (`torch.ops.mkldnn._linear_pointwise`, the op torch's ow
 compiler uses for linear layers) instead of MKL's sgemm: with a handful of rows MKL reads
 LLaMA-7B's [4096 x 11008] weights at a third of the memory bandwidth (69 against 23 ms per
 matrix at T = 8 on 2 threads; benchmarks/README.md). Still float32 on the same weights, no
-copy or re-layout; the last bits differ from sgemm's (|diff| ~1e-7 of the values). Every
+copy or re-layout; the last bits differ from sgemm's (~1e-6 relative). Every
 big map of an FFN uses it, split or whole, so the numbers of a request never depend on
 which path ran it.
 
