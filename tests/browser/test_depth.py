@@ -84,6 +84,12 @@ def test_training_panel_progress_curves_and_result(page, server_url):  # type: i
         "Array.from(document.getElementById('plot-train-dead').layout.yaxis.range)"
     )
     assert dead_y[0] == 0 and dead_y[1] > 0
+    # a count of units: whole-number ticks only (never 0.2 of a unit)
+    dead_ticks = page.evaluate(
+        "(() => { const a = document.getElementById('plot-train-dead').layout.yaxis;"
+        " return [a.tickmode, a.dtick]; })()"
+    )
+    assert dead_ticks[0] == "linear" and dead_ticks[1] >= 1 and float(dead_ticks[1]).is_integer()
     page.locator("#train-reading[data-unit]").wait_for(state="attached")
     assert not page.recorder.errors
 
