@@ -61,6 +61,13 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
     $("activation").value = state.activation;
     $("gated-note").hidden = !boot.activations.find((a) => a.name === state.activation)?.gated;
     $("bias").checked = state.bias;
+    // gated layers name their three biases as the gated flow does (gate, up, down)
+    const biasLabel = $("bias").parentElement.querySelector("[data-i18n]");
+    const biasKey = gated ? "controls.bias_gated" : "controls.bias";
+    if (biasLabel && biasLabel.dataset.i18n !== biasKey) {
+      biasLabel.dataset.i18n = biasKey;
+      biasLabel.textContent = t(biasKey);
+    }
     $("seed").value = String(state.seed);
     $("input_seed").value = String(state.input_seed);
     $("preset").value = state.preset;

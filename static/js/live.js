@@ -2,6 +2,7 @@
 // near it, or when it is the one the lesson or the embed shows; the others are marked stale
 // and fetched when they scroll into view. While a view's request is pending its plots are
 // dimmed under a busy overlay; a refused request says so at the view itself (issue 10).
+import { rootScale } from "./charts/common.js";
 import { t } from "./i18n.js";
 
 /** How far outside the viewport a view still counts as seen (pixels, above and below). */
@@ -9,9 +10,11 @@ export const NEAR_PX = 200;
 
 let forced = ""; // section id the lesson or embed shows, always computed
 const shown = new Map(); // section -> [fn] called when it scrolls into view
+const near = new WeakMap(); // section -> within NEAR_PX of the viewport, from the observer
 const observer = typeof IntersectionObserver === "function"
   ? new IntersectionObserver((entries) => {
     for (const entry of entries) {
+      near.set(entry.target, entry.isIntersecting);
       if (!entry.isIntersecting) continue;
       for (const fn of shown.get(entry.target) || []) fn();
     }
@@ -28,6 +31,9 @@ export function isSeen(section) {
   if (!section) return false;
   if (section.id === forced && !section.hidden) return true;
   if (section.hidden || !observer) return !section.hidden;
+  // The observer's answer when it has one (no layout read: a slider step asks for every
+  // view, and each getBoundingClientRect after a redraw forces the page's layout).
+  if (near.has(section)) return near.get(section);
   const r = section.getBoundingClientRect();
   if (r.width === 0 && r.height === 0) return false;
   return r.bottom > -NEAR_PX && r.top < window.innerHeight + NEAR_PX;
@@ -43,36 +49,53 @@ export function onShown(section, fn) {
 }
 
 let measure = null;
+const rooms = new Map(); // "label|rem" -> px
 
 /** The width (px) the full busy label needs: its text plus the spinner's room (live.css). */
 function textRoom(label) {
   measure ??= document.createElement("canvas").getContext("2d");
-  const rem = parseFloat(getComputedStyle(document.documentElement).fontSize) || 16;
+  const rem = 16 * rootScale();
   if (!measure) return 12 * rem;
-  measure.font = `600 ${rem}px system-ui, sans-serif`;
-  return measure.measureText(label).width + 2.8 * rem + 8;
+  const key = `${label}|${rem}`;
+  if (!rooms.has(key)) {
+    measure.font = `600 ${rem}px system-ui, sans-serif`;
+    rooms.set(key, measure.measureText(label).width + 2.8 * rem + 8);
+  }
+  return rooms.get(key);
 }
+
+/** A wait shorter than this (ms) reads as instant and is not shown (static/css/live.css). */
+export const SHOWN_WAIT_MS = 100;
 
 /**
  * Mark `section` as waiting for an answer: aria-busy on the section dims its plots and
- * shows the busy overlay (static/css/live.css); every plot wrapper carries the label.
+ * shows the busy overlay (static/css/live.css) once the wait has lasted 100 ms, or at once
+ * with `now` (data-busy-now; the caller's last answer took that long, so this one will
+ * too, and a second repaint in the middle of the wait would take CPU from the server
+ * computing it). Every plot wrapper carries the label. All widths are read before anything
+ * is written (one layout, not one per plot); attributes that hold their value are left.
  */
-export function setBusy(section, busy) {
+export function setBusy(section, busy, { now = false } = {}) {
   if (!section) return;
+  const was = section.getAttribute("aria-busy") === "true";
+  if (busy && !was) section.toggleAttribute("data-busy-now", now);
   if (busy) {
-    section.setAttribute("aria-busy", "true");
     const label = t("status.loading");
     // A label wider than a plot would spill past it: narrow plots get the compact one.
     const room = textRoom(label);
-    for (const wrap of section.querySelectorAll(".plot-wrap, .plot")) {
-      wrap.dataset.busyLabel = label;
-      if (wrap.clientWidth && wrap.clientWidth < room) wrap.dataset.busyNarrow = "1";
-      else delete wrap.dataset.busyNarrow;
-    }
-  } else {
+    const wraps = [...section.querySelectorAll(".plot-wrap, .plot")];
+    const narrow = wraps.map((wrap) => wrap.clientWidth > 0 && wrap.clientWidth < room);
+    if (!was) section.setAttribute("aria-busy", "true");
+    wraps.forEach((wrap, i) => {
+      if (wrap.dataset.busyLabel !== label) wrap.dataset.busyLabel = label;
+      if (narrow[i] && wrap.dataset.busyNarrow !== "1") wrap.dataset.busyNarrow = "1";
+      else if (!narrow[i] && "busyNarrow" in wrap.dataset) delete wrap.dataset.busyNarrow;
+    });
+  } else if (was) {
     section.removeAttribute("aria-busy");
   }
-  document.body.dataset.busy = String(document.querySelectorAll("section[aria-busy='true']").length);
+  const count = String(document.querySelectorAll("section[aria-busy='true']").length);
+  if (document.body.dataset.busy !== count) document.body.dataset.busy = count;
 }
 
 /** Mark `section` stale: it shows an older configuration and will be fetched when seen. */

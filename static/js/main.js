@@ -10,7 +10,7 @@ import { initLayout } from "./classroom/layout.js";
 import { initShare } from "./classroom/share.js";
 import { initExport } from "./export/index.js";
 import { applyTranslations, loadLanguage, pickLanguage, t } from "./i18n.js";
-import { liveView, setBusy, setForced } from "./live.js";
+import { liveView, setBusy, setForced, SHOWN_WAIT_MS } from "./live.js";
 import { initLesson } from "./lesson/engine.js";
 import { STEPS } from "./lesson/steps.js";
 import { HIDEABLE, makeSchema, parseState, writeState } from "./state.js";
@@ -38,6 +38,7 @@ let lastForwardBody = null;
 let lastPerturbBody = null;
 let forwardDone = Promise.resolve(); // the newest forward request (export waits for it)
 let lastPerturb = null;
+let lastForwardMs = 0; // how long the last /api/forward answer took (ms)
 let layout = null;
 
 // The request bodies and presets (bodies.js), the sidebar controls (controls.js) and where
@@ -134,10 +135,12 @@ async function requestForward(body) {
   const mine = ++forwardSeq;
   const sections = sectionsOf(FORWARD_VIEWS);
   setStatus(t("status.loading"), "loading");
-  for (const section of sections) setBusy(section, true);
+  // the last answer took 0.1 s or more: this one will too, so the wait is shown at once
+  for (const section of sections) setBusy(section, true, { now: lastForwardMs >= SHOWN_WAIT_MS });
   try {
     const answer = await forwardRequester.post("/api/forward", body);
     if (answer.stale || mine !== forwardSeq) return;
+    if (!answer.reused) lastForwardMs = answer.ms;
     clearError(sections);
     lastForward = answer.data;
     lastForwardBody = body;

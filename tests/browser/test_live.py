@@ -92,32 +92,53 @@ def test_superseded_requests_are_aborted_and_never_drawn(page, server_url):  # t
     assert page.locator("#tokens-value").inner_text() == "8"
 
 
+OPACITY = "() => Number(getComputedStyle(document.querySelector('#plot-hidden')).opacity)"
+OVERLAY = """() => { const w = document.querySelector('#plot-hidden').closest('.plot-wrap');
+  const s = getComputedStyle(w, '::after');
+  return { content: s.content, position: s.position, visibility: s.visibility,
+    label: w.dataset.busyLabel, now: document.querySelector('#flow').hasAttribute('data-busy-now'),
+    delay: getComputedStyle(document.querySelector('#plot-hidden')).transitionDelay }; }"""
+
+
 def test_pending_views_are_dimmed_under_a_busy_overlay(page, server_url):  # type: ignore[no-untyped-def]
+    """A wait is shown once it lasts 0.1 s (a fast step does not flash), and at once after
+    an answer that took that long (live.js data-busy-now): dimmed plots, a "Computing…"
+    label inside each."""
     page.goto(f"{server_url}/")
     wait_rendered(page)
+    page.locator("#tokens").focus()
+    page.keyboard.press("ArrowRight")  # a fast answer (tens of ms): the next wait is delayed
+    page.locator("#plot-hidden[data-rows='7']").wait_for(state="attached")
+    settled(page)
     held = []
     page.route("**/api/forward", lambda route: held.append(route))
-    page.locator("#tokens").focus()
     page.keyboard.press("ArrowRight")
     page.wait_for_function("() => document.querySelector('#flow').getAttribute('aria-busy')")
-    opacity = page.evaluate(
-        "() => getComputedStyle(document.querySelector('#plot-hidden')).opacity"
-    )
-    overlay = page.evaluate(
-        """() => { const w = document.querySelector('#plot-hidden').closest('.plot-wrap');
-          const s = getComputedStyle(w, '::after');
-          return { content: s.content, position: s.position, label: w.dataset.busyLabel }; }"""
-    )
-    assert float(opacity) < 0.5
+    overlay = page.evaluate(OVERLAY)
+    assert overlay["now"] is False and overlay["delay"] == "0.1s"  # not shown for 0.1 s
+    page.wait_for_function(f"() => ({OPACITY})() < 0.5")  # then dimmed
+    page.wait_for_function(f"() => ({OVERLAY})().visibility === 'visible'")  # and labelled
+    overlay = page.evaluate(OVERLAY)
     assert overlay["position"] == "absolute"
     assert overlay["label"] and overlay["label"] in overlay["content"]
     page.screenshot(path=str(_artifact("busy-overlay.png")))
-    held[0].continue_()
+    # held well past 0.1 s (the page's own clock): this answer is a slow one
+    page.evaluate("() => { window.__heldSince = performance.now(); }")
+    page.wait_for_function("() => performance.now() - window.__heldSince > 150")
+    held.pop().continue_()
+    page.locator("#plot-hidden[data-rows='8']").wait_for(state="attached")
     settled(page)
-    opacity = page.evaluate(
-        "() => getComputedStyle(document.querySelector('#plot-hidden')).opacity"
-    )
-    assert float(opacity) == 1
+    assert page.evaluate(OPACITY) == 1
+    # after a slow answer the next wait is shown at once: dimmed and labelled, no delay
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => document.querySelector('#flow').getAttribute('aria-busy')")
+    overlay = page.evaluate(OVERLAY)
+    assert overlay["now"] is True and overlay["visibility"] == "visible"
+    assert page.evaluate(OPACITY) < 0.5
+    held.pop().continue_()
+    page.unroute("**/api/forward")
+    settled(page)
+    assert page.evaluate(OPACITY) == 1
     assert page.recorder.errors == []
 
 

@@ -34,9 +34,14 @@ def test_tiny_llama_rule_and_gated_card(page, server_url):  # type: ignore[no-un
         "One W_gate, one W₁ (up) and one W₂ (down)" in page.locator("#myth-row-by-row").inner_text()
     )
 
+    # the Biases checkbox names the gated layer's three biases, as the gated flow does
+    bias_label = page.locator("label:has(#bias)")
+    assert bias_label.inner_text().strip() == "Biases b_gate, b_up, b_down"
+
     page.locator("#lang").select_option("zh-CN")
     page.locator("#myth-collapse:has-text('双线性')").wait_for(timeout=15_000)
     assert "W_gate" in page.locator("#myth-row-by-row").inner_text()
+    assert bias_label.inner_text().strip() == "偏置 b_gate、b_up、b_down"
     assert "→ 256" not in page.locator("#variants-llama").inner_text()
     assert page.recorder.errors == []
 
@@ -52,3 +57,4 @@ def test_plain_card_still_collapses_and_wide_rule_rounds(page, server_url):  # t
     assert "collapse" in page.locator("#myth-collapse").inner_text()
     row_by_row = page.locator("#myth-row-by-row").inner_text()
     assert "One W₁ and one W₂ serve every position" in row_by_row and "W_gate" not in row_by_row
+    assert page.locator("label:has(#bias)").inner_text().strip() == "Biases b₁, b₂"

@@ -67,6 +67,10 @@ def test_key_value_reading_draws_the_trained_unit(page, server_url):  # type: ig
     value = drawn(page, "plot-train-value")
     assert value[0]["y"] == pytest.approx(reading["value_logits"], rel=1e-6, abs=1e-9)
     assert [str(c) for c in range(len(reading["value_logits"]))] == value[0]["x"]
+    # the share of the keys with the class it writes, beside what chance would give
+    classes = len(reading["value_logits"])
+    text = page.locator("#train-reading").inner_text()
+    assert f"1 of {classes} classes" in text, text
     assert not page.recorder.errors
 
 

@@ -119,7 +119,8 @@ function drawHistogram(el, values, opts) {
  * Lines and point clouds on shared axes. series: [{ x, y, name, mode: "lines"|"markers",
  * color, dash, size, opacity }]. opts: { title, xTitle, yTitle, yType ("linear"|"log"),
  * xType, filename, xRange, yRange, integerY (a count: whole-number ticks) }. The legend stands
- * right of the plot, clear of the axis titles.
+ * right of the plot, clear of the axis titles, or in rows below it when it would take more
+ * than a third of the width.
  */
 export function lines(el, series, opts) {
   return whenVisible(el, () => drawLines(el, series, opts));
@@ -138,9 +139,15 @@ function drawLines(el, series, opts) {
   }));
   const { w, h } = sizeOf(el);
   const size = px(12);
-  const legendW = Math.max(...series.map((s) => textWidth(s.name ?? "", size))) + 40;
-  const plotW = Math.max(40, w - legendW - size * 5);
-  const plotH = Math.max(30, h - size * 5 - 20);
+  const named = series.filter((s) => s.name);
+  const itemW = Math.max(0, ...named.map((s) => textWidth(s.name, px(11)))) + 40;
+  // Beside the plot while it takes at most a third of the width; else (larger text, long
+  // names, a narrow column) in rows below the plot, which keeps its width.
+  const below = itemW > w / 3;
+  const perRow = Math.max(1, Math.floor((w - 16) / itemW));
+  const legendH = below ? Math.ceil(named.length / perRow) * px(11) * 1.7 + 8 : 0;
+  const plotW = Math.max(40, w - (below ? 0 : itemW) - size * 5);
+  const plotH = Math.max(30, h - size * 5 - 20 - legendH);
   const xs = series.flatMap((t) => t.x);
   const xTicks = { nticks: fitting(plotW, size * 4.5, 2) };
   if ((opts.xType ?? "linear") === "linear" && xs.length) {
@@ -162,7 +169,10 @@ function drawLines(el, series, opts) {
       range: opts.xRange, ...xTicks, ...logTicks(opts.xType, xs) }),
     yaxis: axis(opts.yTitle, plotH, { small: w < 170, type: opts.yType ?? "linear", range: opts.yRange,
       ...yTicks, ...logTicks(opts.yType, series.flatMap((t) => t.y)) }),
-    legend: { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top", font: { size: px(11) } },
+    legend: below
+      // at the container's foot: Plotly reserves its height, the x axis's labels above it
+      ? { orientation: "h", x: 0, xanchor: "left", y: 0, yanchor: "bottom", yref: "container", font: { size: px(11) } }
+      : { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top", font: { size: px(11) } },
     // a lone named line keeps its legend too (Plotly hides it): "ReLU, lr 1" must be said
     showlegend: series.some((s) => s.name),
   });

@@ -37,10 +37,21 @@ export function currentFontScale() {
   return fontScale;
 }
 
-/** The root font size over 16 px: the page scales up on big screens (app.css clamp). */
+let rootCache = { key: "", scale: 1 };
+
+/**
+ * The root font size over 16 px: the page scales up on big screens (app.css clamp). It
+ * depends on the viewport (`vw`, the zoom) and on the root's classes ("larger text": html.big)
+ * only, so it is read once per viewport size and class:
+ * getComputedStyle forces a style recalculation, and px() is called dozens of times per chart.
+ */
 export function rootScale() {
   if (typeof document === "undefined") return 1;
-  return (parseFloat(getComputedStyle(document.documentElement).fontSize) || 16) / 16;
+  const key = `${window.innerWidth}x${window.devicePixelRatio} ${document.documentElement.className}`;
+  if (rootCache.key !== key) {
+    rootCache = { key, scale: (parseFloat(getComputedStyle(document.documentElement).fontSize) || 16) / 16 };
+  }
+  return rootCache.scale;
 }
 
 /** A font size in px: `base` at normal text, scaled with the page and "larger text". */
@@ -134,6 +145,9 @@ export function logTicks(type, values) {
  */
 export async function react(el, traces, layout) {
   await Plotly.react(el, traces, layout, CONFIG);
+  // the export buttons show once there is a picture (app.css .plot-wrap[data-drawn])
+  const wrap = el.parentElement;
+  if (wrap?.classList.contains("plot-wrap") && !wrap.hasAttribute("data-drawn")) wrap.setAttribute("data-drawn", "");
   // automargin may lay the plot out once more after react resolves: check after a frame
   await new Promise((resolve) => { requestAnimationFrame(resolve); });
   const box = el.getBoundingClientRect();

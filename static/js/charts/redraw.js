@@ -51,6 +51,7 @@ export function clearChart(el) {
   el.ffnLast = null;
   if (typeof Plotly !== "undefined") Plotly.purge(el);
   el.replaceChildren();
+  el.parentElement?.removeAttribute("data-drawn"); // no export of nothing (app.css)
 }
 
 /** Draw every deferred chart now (before printing or exporting the whole page). */

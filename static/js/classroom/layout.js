@@ -56,6 +56,10 @@ export function initLayout(app, invalid, conflicts = null) {
     body.classList.toggle("embed", state.embed);
     body.classList.toggle("lesson", state.lesson);
     body.classList.toggle("big", state.big);
+    // on the root too: "larger text" scales the root font (app.css html.big); a class, not
+    // html:has(body.big), since a :has() on the root makes every style recalculation dearer
+    document.documentElement.classList.toggle("big", state.big);
+    document.documentElement.classList.toggle("embed", state.embed);
     for (const el of document.querySelectorAll("[data-control]")) {
       el.hidden = state.hide.includes(el.dataset.control);
     }

@@ -77,6 +77,7 @@ function addPlotTools(app) {
     wrap.className = "plot-wrap";
     el.before(wrap);
     wrap.append(bar, el);
+    if (el.layout) wrap.setAttribute("data-drawn", ""); // drawn before its toolbar came
     tools.push({ el, bar, buttons });
   }
   const label = () => {

@@ -154,6 +154,8 @@ function showReading(final) {
   $("train-reading").textContent = t("train.reading", {
     unit: r.unit, fires: r.fires_on.length, pairs: final.num_pairs, top: r.top_class,
     agreement: r.agreement === null ? "—" : percent(r.agreement),
+    // beside the share, what a unit writing one class at random would get
+    classes: r.value_logits.length, chance: percent(1 / Math.max(1, r.value_logits.length)),
   });
   $("train-reading").dataset.unit = String(r.unit);
   return Promise.all([
