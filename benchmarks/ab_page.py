@@ -1,0 +1,66 @@
+"""Two checkouts' pages in one run: the slider-step figures of issue 11, alternating.
+
+    git worktree add /tmp/before <rev>
+    python -m benchmarks.ab_page --before /tmp/before            # this checkout is "after"
+    python -m benchmarks.ab_page --before /tmp/before --rounds 4 --steps 9
+
+A front-end change moves the redraw by a few ms, while this machine's background load moves
+Plotly's floor per call by ~10 ms between runs (23-35 ms). So the two pages are measured in
+the same run, on two servers started side by side (the idle one costs nothing), in
+`--rounds` alternating rounds of `--steps` Tokens steps per preset
+(`benchmarks.browser.measure_steps`: input event -> last `plotly_afterplot` of a chart in
+the viewport, 1280x720, the page as it opens). Prints, per preset and page, the median over
+all rounds of the visible redraw and of the step's last request, with Plotly's floor per
+call measured in the same rounds beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from benchmarks.browser import PAGE_PRESETS, measure_steps
+from benchmarks.client import percentile
+from tests.serverproc import start_server, stop_server
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", type=Path, required=True, help="the other checkout")
+    parser.add_argument("--after", type=Path, default=ROOT, help="default: this checkout")
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--steps", type=int, default=9)
+    parser.add_argument("--presets", default=",".join(PAGE_PRESETS))
+    args = parser.parse_args()
+    presets = {name: PAGE_PRESETS[name] for name in args.presets.split(",")}
+    servers = {"before": start_server(root=args.before), "after": start_server(root=args.after)}
+    figures: dict[tuple[str, str], dict[str, list[float]]] = {}
+    try:
+        for _ in range(args.rounds):
+            for page, (_, base) in servers.items():
+                for name, result in measure_steps(base, presets, args.steps).items():
+                    got = figures.setdefault((name, page), {"visible": [], "last": [], "floor": []})
+                    got["visible"] += result.visible_ms
+                    got["last"] += result.last_request_ms
+                    got["floor"].append(result.plotly_floor_ms)
+    finally:
+        for proc, _ in servers.values():
+            stop_server(proc)
+    print(
+        f"before {args.before}, after {args.after}; {args.rounds} alternating rounds x "
+        f"{args.steps} steps per preset; medians (ms); 1 frame = 16.7 ms"
+    )
+    print(f"{'preset':<17} {'page':<7} {'visible redrawn':>16} {'last request':>13} {'floor':>6}")
+    for name in presets:
+        for page in servers:
+            got = figures[(name, page)]
+            print(
+                f"{name:<17} {page:<7} {percentile(got['visible'], 50):>16.0f} "
+                f"{percentile(got['last'], 50):>13.0f} {percentile(got['floor'], 50):>6.1f}"
+            )
+
+
+if __name__ == "__main__":
+    main()
