@@ -13,11 +13,22 @@ function shapeText(name, shape) {
 
 /**
  * The API's display summary for tensor `key` (see `reduction` in /api/forward): null when
- * the tensor was sent whole, else { kept: [column indices], total: full column count }.
+ * the tensor was sent whole, else { kept: [column indices], total: full column count,
+ * method: "window" (consecutive columns) or "top_rms" (the most active ones) }.
  */
 export function summaryOf(data, key) {
   const group = data.reduction?.groups.find((g) => g.tensors.includes(key));
-  return group ? { kept: group.kept, total: group.full_shape[1] } : null;
+  return group ? { kept: group.kept, total: group.full_shape[1], method: data.reduction.method } : null;
+}
+
+/** What the server sent of a summarised tensor, in words: [short (caption), long (tooltip)]. */
+function summaryText(summary) {
+  const { kept, total } = summary;
+  if (summary.method === "top_rms") {
+    return [t("display.summary_short", { kept: kept.length, total }), t("display.summary", { kept: kept.length, total })];
+  }
+  const span = { first: kept[0], last: kept[kept.length - 1], total };
+  return [t("display.window_short", span), t("display.window", span)];
 }
 
 /**
@@ -28,14 +39,15 @@ function caption(el, key, data, columns, clip) {
   const summary = summaryOf(data, key);
   const text = shapeText(key, data.shapes[key]);
   const details = [text];
-  if (summary) details.push(t("display.summary", { kept: summary.kept.length, total: summary.total }));
+  const said = summary ? summaryText(summary) : null;
+  if (said) details.push(said[1]);
   const total = data.shapes[key][1];
   if (columns && total > columns.width) {
     details.push(t("window.drawn", { width: columns.width, total }));
   }
   if (clip) details.push(clip.note);
   const parts = [text];
-  if (summary) parts.push(t("display.summary_short", { kept: summary.kept.length, total: summary.total }));
+  if (said) parts.push(said[0]);
   if (clip) parts.push(clip.caption);
   // the shape first; the rest in its own span (a small embed shows the shape only)
   const more = document.createElement("span");

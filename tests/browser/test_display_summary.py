@@ -19,7 +19,10 @@ def test_big_hidden_layer_shows_the_kept_units(page, server_url):  # type: ignor
     assert hidden.get_attribute("data-rows") == "32"
     caption = page.locator("#shape-hidden").inner_text()
     assert "hidden [32 × 4096]" in caption
-    assert "256 of 4096" in caption
+    # it names the window the server sent (consecutive columns), not a selection it did not make
+    assert "0–255 of 4096 sent" in caption and "RMS" not in caption
+    tooltip = page.locator("#shape-hidden").get_attribute("title") or ""
+    assert "columns 0–255 of 4096" in tooltip and "RMS" not in tooltip
     # the x axis names real unit indices of the window
     ticks = [t or "" for t in page.locator("#plot-hidden .xtick text").all_text_contents()]
     assert ticks and all(t.strip().isdigit() for t in ticks)

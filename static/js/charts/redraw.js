@@ -35,7 +35,9 @@ const resizer = typeof ResizeObserver === "function"
         resizeFrame = 0;
         const els = [...resized];
         resized.clear();
-        for (const el of els) whenVisible(el, el.ffnLast.draw);
+        // A chart with a newer answer waiting to scroll into view keeps it: that draw reads
+        // the new size when it runs, while the last drawn one would put the old answer back.
+        for (const el of els) if (!waiting.has(el)) whenVisible(el, el.ffnLast.draw);
       });
     }
   })
