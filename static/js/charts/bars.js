@@ -119,8 +119,8 @@ function drawHistogram(el, values, opts) {
  * Lines and point clouds on shared axes. series: [{ x, y, name, mode: "lines"|"markers",
  * color, dash, size, opacity }]. opts: { title, xTitle, yTitle, yType ("linear"|"log"),
  * xType, filename, xRange, yRange, integerY (a count: whole-number ticks) }. The legend stands
- * right of the plot, clear of the axis titles, or in rows below it when it would take more
- * than a third of the width.
+ * right of the plot, clear of the axis titles, or in one or two rows below it when beside it
+ * would take more than a third of the width.
  */
 export function lines(el, series, opts) {
   return whenVisible(el, () => drawLines(el, series, opts));
@@ -142,9 +142,10 @@ function drawLines(el, series, opts) {
   const named = series.filter((s) => s.name);
   const itemW = Math.max(0, ...named.map((s) => textWidth(s.name, px(11)))) + 40;
   // Beside the plot while it takes at most a third of the width; else (larger text, long
-  // names, a narrow column) in rows below the plot, which keeps its width.
-  const below = itemW > w / 3;
+  // names, a narrow column) in rows below the plot, which keeps its width, when two rows
+  // hold it (more rows would take the plot's height instead, and Plotly would scroll them).
   const perRow = Math.max(1, Math.floor((w - 16) / itemW));
+  const below = itemW > w / 3 && named.length <= 2 * perRow;
   const legendH = below ? Math.ceil(named.length / perRow) * px(11) * 1.7 + 8 : 0;
   const plotW = Math.max(40, w - (below ? 0 : itemW) - size * 5);
   const plotH = Math.max(30, h - size * 5 - 20 - legendH);
