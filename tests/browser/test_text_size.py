@@ -19,13 +19,16 @@ FONTS = """() => ({
 TIMEOUT = 60_000
 
 
+def _fonts_on_opening(page, url: str) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    page.goto(url)
+    wait_rendered(page, timeout=TIMEOUT)
+    return dict(page.evaluate(FONTS))
+
+
 def _fonts_of_fresh_page(browser, url: str, size: tuple[int, int]) -> dict[str, float]:  # type: ignore[no-untyped-def]
     context = browser.new_context(viewport={"width": size[0], "height": size[1]}, locale="en-US")
     try:
-        page = context.new_page()
-        page.goto(url)
-        wait_rendered(page, timeout=TIMEOUT)
-        return dict(page.evaluate(FONTS))
+        return _fonts_on_opening(context.new_page(), url)
     finally:
         context.close()
 
@@ -40,9 +43,7 @@ def _wait_chart_font(page, size: float) -> None:  # type: ignore[no-untyped-def]
 
 def test_larger_text_switched_on_draws_like_a_page_opened_with_it(page, browser, server_url):  # type: ignore[no-untyped-def]
     big = _fonts_of_fresh_page(browser, f"{server_url}/?lesson=1&step=1&big=1", (1280, 720))
-    page.goto(f"{server_url}/?lesson=1&step=1")
-    wait_rendered(page, timeout=TIMEOUT)
-    normal = page.evaluate(FONTS)
+    normal = _fonts_on_opening(page, f"{server_url}/?lesson=1&step=1")
     assert big["root"] > normal["root"] and big["chart"] > normal["chart"]
     page.locator("#lesson-big").click()
     page.locator("html.big body.big").wait_for(state="attached")
@@ -57,9 +58,7 @@ def test_larger_text_switched_on_draws_like_a_page_opened_with_it(page, browser,
 
 def test_a_resized_window_draws_like_a_page_opened_at_that_size(page, browser, server_url):  # type: ignore[no-untyped-def]
     wide = _fonts_of_fresh_page(browser, f"{server_url}/", (1920, 1080))
-    page.goto(f"{server_url}/")
-    wait_rendered(page, timeout=TIMEOUT)
-    small = page.evaluate(FONTS)
+    small = _fonts_on_opening(page, f"{server_url}/")
     assert wide["root"] > small["root"] and wide["chart"] > small["chart"]
     page.set_viewport_size({"width": 1920, "height": 1080})
     _wait_chart_font(page, wide["chart"])
