@@ -117,6 +117,14 @@ class Settings(BaseSettings):
             "paper's base model, sent whole"
         ),
     )
+    answer_cache_bytes: int = Field(
+        64 * 1024 * 1024,
+        ge=0,
+        description=(
+            "bytes of encoded answers kept to answer a repeated request (the same endpoint "
+            "and body, e.g. a class on one preset) without computing it again; 0: off"
+        ),
+    )
     display_keep_values: int = Field(
         8_192,
         ge=1,

@@ -11,6 +11,7 @@ from fastapi.staticfiles import StaticFiles
 
 import app as app_package
 from app.api.middleware import errors
+from app.api.middleware.answer_cache import AnswerCacheMiddleware
 from app.api.middleware.body_limit import BodySizeLimitMiddleware
 from app.api.middleware.security_headers import SecurityHeadersMiddleware
 from app.api.routes import cheaper as routes_cheaper
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         redoc_url=None,
     )
     # Innermost first: the last one added sees every response, 413 and 500 included.
+    app.add_middleware(AnswerCacheMiddleware, max_bytes=settings.answer_cache_bytes)
     app.add_middleware(errors.InternalErrorMiddleware)
     app.add_middleware(
         BodySizeLimitMiddleware,

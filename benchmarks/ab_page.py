@@ -21,6 +21,7 @@ from pathlib import Path
 
 from benchmarks.browser import PAGE_PRESETS, measure_steps
 from benchmarks.client import percentile
+from benchmarks.server import COMPUTED
 from tests.serverproc import start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,7 +36,10 @@ def main() -> None:
     parser.add_argument("--presets", default=",".join(PAGE_PRESETS))
     args = parser.parse_args()
     presets = {name: PAGE_PRESETS[name] for name in args.presets.split(",")}
-    servers = {"before": start_server(root=args.before), "after": start_server(root=args.after)}
+    servers = {
+        "before": start_server(COMPUTED, root=args.before),
+        "after": start_server(COMPUTED, root=args.after),
+    }
     figures: dict[tuple[str, str], dict[str, list[float]]] = {}
     try:
         for _ in range(args.rounds):

@@ -20,7 +20,7 @@ import httpx
 
 from app.config import Settings
 from benchmarks.run import load_average, random_bodies
-from benchmarks.server import Server, forward_churn
+from benchmarks.server import FRESH, Server, forward_churn
 
 GB = 1024**3
 LLAMA = {"d_model": 4096, "d_ff": 11008, "activation": "swiglu", "bias": False, "num_tokens": 8}
@@ -30,7 +30,10 @@ def measure(env: dict[str, str], requests: int, seconds: float) -> dict[str, flo
     """RSS figures (GB) of one fresh server with `env`."""
     settings = Settings()
     bodies = random_bodies(requests, settings, 10**12)
-    with Server(env=env or None) as server, httpx.Client(base_url=server.base, timeout=300) as http:
+    with (
+        Server(env=env or None, keep_answers=True) as server,
+        httpx.Client(base_url=server.base, timeout=300, headers=FRESH) as http,
+    ):
         idle = server.rss()
         for _ in range(3):
             http.post("/api/forward", json=LLAMA).raise_for_status()

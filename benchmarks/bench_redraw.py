@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 
+from benchmarks.server import COMPUTED
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.serverproc import start_server, stop_server
 
@@ -77,7 +78,7 @@ def main() -> None:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    proc, base = start_server()
+    proc, base = start_server(COMPUTED)
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     gflops = limits.matmul_gflops()
     bandwidth = limits.read_bandwidth_gbs()
     print(f"torch.matmul {gflops:.1f} GFLOP/s, memory read {bandwidth:.1f} GB/s")
-    with TestClient(create_app()) as client:
+    with TestClient(create_app(Settings(answer_cache_bytes=0))) as client:
         for label, base in configs.items():
             print(f"## {label}")
             activation = base.get("activation", "relu")

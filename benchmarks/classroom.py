@@ -34,6 +34,7 @@ import orjson
 
 from benchmarks.client import percentile
 from benchmarks.nginx import Nginx
+from benchmarks.server import COMPUTED
 from tests.serverproc import start_server, stop_server
 
 MIX_FILE = Path(__file__).with_name("step_mix.json")
@@ -288,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, Any] = {"mix_requests": len(mix)}
     out["client_ceiling_rps"] = client_ceiling(mix, args.students)
     if args.nginx:
-        procs = [start_server(), start_server()]
+        procs = [start_server(COMPUTED), start_server(COMPUTED)]
         try:
             bases = [b for _, b in procs]
             with Nginx(bases) as proxy:
@@ -300,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
             for proc, _ in procs:
                 stop_server(proc)
     else:
-        proc, base = start_server()
+        proc, base = start_server(COMPUTED)
         try:
             warm(base, mix)
             result = run_class(base, mix, args.students, args.period, args.duration)

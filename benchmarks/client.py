@@ -72,7 +72,11 @@ async def _run(
     biggest = 0
     issued = 0
     static = None if callable(body) else (orjson.dumps(body) if body is not None else None)
-    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=timeout) as client:
+    # no-cache: every request is computed, even by a server that keeps repeated answers
+    fresh = {"cache-control": "no-cache"}
+    async with httpx.AsyncClient(
+        base_url=base, limits=limits, timeout=timeout, headers=fresh
+    ) as client:
         started = time.perf_counter()
         deadline = started + seconds
 

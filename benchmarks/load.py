@@ -26,6 +26,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.server import COMPUTED
 from tests.serverproc import rss_bytes, start_server, stop_server
 
 S = {"d_model": 64, "d_ff": 256, "num_tokens": 8}
@@ -190,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     proc = None
     base = args.url
     if base is None:
-        proc, base = start_server(workers=args.workers)
+        proc, base = start_server(COMPUTED, workers=args.workers)
     try:
         if proc is not None:
             # warm up: imports, plotly page data, the seeded weights of the mix

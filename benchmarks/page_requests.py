@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from benchmarks.server import COMPUTED
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.serverproc import start_server, stop_server
 
@@ -108,7 +109,7 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1])
     parser.add_argument("--steps", type=int, default=3)
     args = parser.parse_args()
-    proc, base = start_server(root=args.root)
+    proc, base = start_server(COMPUTED, root=args.root)
     try:
         results = measure(base, args.steps)
     finally:

@@ -34,7 +34,7 @@ from app.model.presets import PRESETS
 from benchmarks import classroom, limits, live, wrk
 from benchmarks.browser import chromium_available
 from benchmarks.client import LoadResult, load, percentile
-from benchmarks.server import Server, forward_churn
+from benchmarks.server import FRESH, Server, forward_churn
 from tests.serverproc import ROOT
 
 MB = 1_000_000
@@ -284,9 +284,9 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
     def flops_ms(size: Size) -> float:
         return size.flops() / (gflops * 1e9)
 
-    with Server() as server:
+    with Server(keep_answers=True) as server:  # as shipped: RSS includes the answers kept
         raw["rss_idle"] = server.rss()
-        client = httpx.Client(base_url=server.base, timeout=120)
+        client = httpx.Client(base_url=server.base, timeout=120, headers=FRESH)
 
         # 1. The big gated preset: cold (empty cache) first, then warm.
         big = plan.big
@@ -339,9 +339,7 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
         #    (and wrk's own ceiling); without wrk, the asyncio client against /api/health.
         s = plan.sizes["S"]
         if wrk.available():
-            found, wrk_raw = live.wrk_rows(
-                server.base, s.body(), plan.wrk_seconds, plan.wrk_connections
-            )
+            found, wrk_raw = live.wrk_rows(s.body(), plan.wrk_seconds, plan.wrk_connections)
             rows += [Row(**r) for r in found]
             raw |= wrk_raw
             raw["errors"] = wrk_raw["wrk_errors"]

@@ -11,13 +11,22 @@ import psutil
 from benchmarks.client import LoadResult, load
 from tests.serverproc import start_server, stop_server
 
+COMPUTED = {"FFN_LAB_ANSWER_CACHE_BYTES": "0"}
+FRESH = {"cache-control": "no-cache"}
+"""Request headers that have a request computed even by a server that keeps answers."""
+"""The benchmarks time computations: their servers keep no answers to repeated requests
+(app/api/middleware/answer_cache.py), except where a row says it measures that cache."""
+
 
 class Server:
     """`python -m uvicorn app.main:create_app --factory` in a subprocess (see
-    `tests.serverproc.start_server`), terminated on exit whatever happens in between."""
+    `tests.serverproc.start_server`) with `COMPUTED` under `env` unless `keep_answers`,
+    terminated on exit whatever happens in between."""
 
-    def __init__(self, env: dict[str, str] | None = None) -> None:
-        self.env = env
+    def __init__(self, env: dict[str, str] | None = None, keep_answers: bool = False) -> None:
+        """`keep_answers`: run as shipped, keeping answers to repeated requests (its clients
+        then send `FRESH` to have each request computed, and memory holds those answers)."""
+        self.env = {**({} if keep_answers else COMPUTED), **(env or {})}
         self.base = ""
         self.proc = None
 

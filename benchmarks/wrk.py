@@ -10,6 +10,7 @@ own ceiling.
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import subprocess
@@ -62,14 +63,41 @@ def available() -> bool:
     return shutil.which("wrk") is not None
 
 
-def lua_script(method: str = "GET", body: Any = None, headers: dict[str, str] | None = None) -> str:
-    """A wrk Lua script for one fixed request (a JSON `body` for POST) plus the done hook."""
+_VARY = "__FFN_LAB_WRK_COUNTER__"
+_RUNS = itertools.count(1)
+
+
+def lua_script(
+    method: str = "GET",
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    vary: str | None = None,
+    vary_from: int = 1000,
+) -> str:
+    """A wrk Lua script for one request (a JSON `body` for POST) plus the done hook.
+
+    `vary`: a key of `body` that takes a new integer (a counter, per wrk thread, from
+    `vary_from`) in every request, so that no two bodies are the same (nothing is answered
+    from memory).
+    """
     lines = [f"wrk.method = {json.dumps(method)}"]
     if body is not None:
         lines.append(f"wrk.body = {json.dumps(json.dumps(body))}")
         lines.append('wrk.headers["Content-Type"] = "application/json"')
     for name, value in (headers or {}).items():
         lines.append(f"wrk.headers[{json.dumps(name)}] = {json.dumps(value)}")
+    if vary is not None:
+        if not isinstance(body, dict) or vary not in body:
+            raise ValueError(f"vary={vary!r} must be a key of the JSON body")
+        template = json.dumps({**body, vary: _VARY}).replace("%", "%%")
+        template = template.replace(f'"{_VARY}"', "%d")
+        lines += [
+            f"counter = {vary_from}",
+            "request = function()",
+            "  counter = counter + 1",
+            f"  return wrk.format(nil, nil, nil, string.format({json.dumps(template)}, counter))",
+            "end",
+        ]
     return "\n".join(lines) + "\n" + _DONE
 
 
@@ -81,15 +109,17 @@ def run_wrk(
     threads: int = 1,
     method: str = "GET",
     body: Any = None,
+    vary: str | None = None,
     timeout_s: float = 10.0,
 ) -> WrkResult:
     """`wrk -t threads -c connections -d seconds` against `url` (loopback only); stops by
-    itself after `seconds` (killed after seconds + 30)."""
+    itself after `seconds` (killed after seconds + 30). `vary`: see `lua_script`."""
     if not url.startswith(("http://127.0.0.1", "http://localhost")):
         raise ValueError(f"wrk runs against loopback only, not {url}")
     with tempfile.TemporaryDirectory(prefix="ffn-lab-wrk-") as tmp:
         script = Path(tmp) / "request.lua"
-        script.write_text(lua_script(method, body), encoding="utf-8")
+        start = next(_RUNS) * 10_000_000  # no run repeats an earlier run's bodies
+        script.write_text(lua_script(method, body, vary=vary, vary_from=start), encoding="utf-8")
         cmd = [
             "wrk",
             f"-t{threads}",

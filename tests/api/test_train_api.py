@@ -145,4 +145,7 @@ def test_busy_beyond_concurrent_trainings(settings_env: pytest.MonkeyPatch) -> N
         first = next(r.iter_lines())
         assert json.loads(first)["step"] == 0
         busy = c.post("/api/train", json=S)
-        assert busy.status_code == 503 and "at once" in busy.json()["detail"]
+        # on a failure, say what the server was doing (the first stream must still hold its slot)
+        status = c.get("/api/train/status").json()
+        assert busy.status_code == 503, (busy.status_code, busy.text[:300], status)
+        assert "at once" in busy.json()["detail"]
