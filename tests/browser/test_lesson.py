@@ -197,9 +197,15 @@ CHECKS = {
 
 
 def _step_in_url(page, n: int) -> None:  # type: ignore[no-untyped-def]
-    """The step is in the URL (step 1 is the default, so it is left out)."""
-    assert re.search(r"[?&]lesson=1(&|$)", page.url)
-    assert re.search(rf"[?&]step={n}(&|$)", page.url) or (n == 1 and "step=" not in page.url)
+    """The step is in the URL (step 1 is the default, so it is left out). The page writes
+    the address once the step's answer is drawn: wait for it."""
+
+    def shows_step(url: str) -> bool:
+        return bool(re.search(r"[?&]lesson=1(&|$)", url)) and bool(
+            re.search(rf"[?&]step={n}(&|$)", url) or (n == 1 and "step=" not in url)
+        )
+
+    page.wait_for_url(shows_step, timeout=15_000)
 
 
 @pytest.mark.slow
@@ -256,10 +262,10 @@ def test_lesson_runs_start_to_end_by_keyboard(page, server_url, lang):  # type: 
     # ← goes back one step; Esc leaves the lesson and drops it from the URL.
     page.keyboard.press("ArrowLeft")
     page.locator(f'#lesson[data-step="{STEP_IDS[-2]}"]').wait_for()
-    assert f"step={total - 1}" in page.url
+    _step_in_url(page, total - 1)
     page.keyboard.press("Escape")
     card.wait_for(state="hidden")
-    assert "lesson" not in page.url and "step=" not in page.url
+    page.wait_for_url(lambda url: "lesson" not in url and "step=" not in url, timeout=15_000)
     assert page.locator(".lesson-highlight").count() == 0
     assert page.locator("html").get_attribute("lang") == lang
     assert page.recorder.foreign() == []
