@@ -19,6 +19,11 @@ from app.paths import TEMPLATES_DIR
 templates = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape())
 
 
+def formula_key(*, gated: bool, bias: bool) -> str:
+    """The message of the FFN's formula as it ran: plain or gated, with or without biases."""
+    return "app.formula" + ("_gated" if gated else "") + ("" if bias else "_nobias")
+
+
 def render_snapshot(forward: dict[str, Any], perturb: dict[str, Any], lang: str) -> str:
     """The whole HTML document: Plotly inlined once, then one div per figure.
 
@@ -51,7 +56,7 @@ def render_snapshot(forward: dict[str, Any], perturb: dict[str, Any], lang: str)
             activation=config["activation"],
         ),
         "heading": msg("app.title"),
-        "formula": msg("app.formula"),
+        "formula": msg(formula_key(gated=bool(config["gated"]), bias=bool(config["bias"]))),
         "shapes": msg(
             "readout.shapes", t=config["num_tokens"], d_model=config["d_model"], d_ff=config["d_ff"]
         ),

@@ -28,9 +28,9 @@ let requesters = 0;
 export class LatestOnly {
   /**
    * reuse: when true, a POST of the same url and body as the newest answer resolves at once
-   * to that answer's very `data` object ({ data, ms, reused: true }, `ms` of the original
-   * call). Only for deterministic endpoints (the FFN's are: everything is seeded); charts
-   * skip redrawing the object they drew last time.
+   * to that answer's very `data` object ({ data, ms, roundTripMs, reused: true }, the times
+   * of the original call). Only for deterministic endpoints (the FFN's are: everything is
+   * seeded); charts skip redrawing the object they drew last time.
    */
   constructor({ reuse = false } = {}) {
     this.seq = 0;
@@ -46,7 +46,11 @@ export class LatestOnly {
     this.seq += 1;
   }
 
-  /** POST `body` as JSON; resolves to { data, ms } or { stale: true } for superseded calls. */
+  /**
+   * POST `body` as JSON; resolves to { data, ms, roundTripMs } or { stale: true } for
+   * superseded calls. `ms` is until the page had the answer, `roundTripMs` the request's
+   * round trip alone (see roundTrip below).
+   */
   async post(url, body) {
     this.controller?.abort();
     const controller = new AbortController();
@@ -54,7 +58,7 @@ export class LatestOnly {
     const seq = ++this.seq;
     const text = JSON.stringify(body);
     if (this.reuse && this.last && this.last.url === url && this.last.text === text) {
-      return { data: this.last.data, ms: this.last.ms, reused: true };
+      return { data: this.last.data, ms: this.last.ms, roundTripMs: this.last.roundTripMs, reused: true };
     }
     const started = performance.now();
     let response;
@@ -74,9 +78,31 @@ export class LatestOnly {
     if (seq !== this.seq) return { stale: true };
     if (!response.ok) throw new ApiError(response.status, data);
     const ms = performance.now() - started;
-    this.last = { url, text, data, ms };
-    return { data, ms };
+    const roundTripMs = roundTrip(response.url, started) ?? ms;
+    this.last = { url, text, data, ms, roundTripMs };
+    return { data, ms, roundTripMs };
   }
+}
+
+/**
+ * The request's round trip as the browser's network stack timed it (Resource Timing: from
+ * the fetch to the last byte of the answer), or undefined when the browser has no entry.
+ * `ms` above also holds the time the page's own work (start-up, drawing) kept the answer
+ * waiting on the main thread; this one does not.
+ */
+function roundTrip(url, started) {
+  const entries = performance.getEntriesByName(url, "resource");
+  for (let i = entries.length - 1; i >= 0; i -= 1) {
+    const e = entries[i];
+    if (e.startTime >= started - 1 && e.responseEnd > 0) return e.responseEnd - e.startTime;
+  }
+  return undefined;
+}
+
+// The browser keeps 250 resource entries by default; the page's own requests would fill it,
+// so older entries (read at once above) are dropped when it is full.
+if (typeof performance !== "undefined" && performance.clearResourceTimings) {
+  performance.addEventListener?.("resourcetimingbufferfull", () => performance.clearResourceTimings());
 }
 
 export async function getJson(url) {

@@ -65,15 +65,25 @@ export function makeBodies(boot, state) {
     state.tokens = preset.tokens ? preset.tokens.length : preset.num_tokens;
   }
 
-  /** A preset with fixed numbers no longer applies once its shape is changed. */
+  /**
+   * A preset is its shape (d_model, d_ff), activation and biases: changing one of them makes
+   * the settings Custom. The number of tokens T is not part of a preset: moving it keeps the
+   * preset named (one with its own tokens, the tiny one, keeps them: T stays theirs).
+   * The tiny preset's numbers run under any plain activation, so only a gate (which they
+   * have no weights for) makes it Custom.
+   */
   function dropStalePreset() {
-    const fixed = presetById(state.preset);
+    const preset = presetById(state.preset);
+    if (!preset) return;
     const gated = (name) => Boolean(boot.activations.find((a) => a.name === name)?.gated);
-    // a gate the preset has no weights for (or leaving a gated preset's gate) is another FFN
-    if (fixed && (state.d_model !== fixed.d_model || state.d_ff !== fixed.d_ff || state.bias !== fixed.bias
-        || gated(state.activation) !== gated(fixed.activation)
-        || state.tokens !== (fixed.tokens ? fixed.tokens.length : fixed.num_tokens))) {
+    const activationChanged = preset.weights
+      ? gated(state.activation) !== gated(preset.activation)
+      : state.activation !== preset.activation;
+    if (state.d_model !== preset.d_model || state.d_ff !== preset.d_ff || state.bias !== preset.bias
+        || activationChanged) {
       state.preset = "custom";
+    } else if (preset.tokens) {
+      state.tokens = preset.tokens.length;
     }
   }
 

@@ -5,6 +5,13 @@ import { D_FF_STEPS, D_MODEL_STEPS, ffnParams, fitLadder } from "./ladders.js";
 
 const $ = (id) => document.getElementById(id);
 
+/** Show message `key` in `el` (data-i18n too, so a language switch keeps it). */
+function setKey(el, key) {
+  if (!el || el.dataset.i18n === key) return;
+  el.dataset.i18n = key;
+  el.textContent = t(key);
+}
+
 /**
  * The controls over `boot`, `schema` and `state`; `tokenCount()`/`fixedInputs()` come from
  * bodies.js, `change(updates)` applies a control's new value and `lastForward()` is the
@@ -56,11 +63,17 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
     const tokens = $("tokens");
     tokens.max = String(boot.limits.max_tokens);
     tokens.value = String(tokenCount());
-    tokens.disabled = Boolean(fixedInputs());
+    // a preset with its own tokens (the tiny one) fixes T: say so beside the greyed slider
+    const fixedT = Boolean(fixedInputs());
+    tokens.disabled = fixedT;
+    $("tokens-note").hidden = !fixedT;
+    tokens.parentElement.title = fixedT ? t("controls.tokens_fixed") : "";
+    if (fixedT) tokens.setAttribute("aria-describedby", "tokens-note");
+    else tokens.removeAttribute("aria-describedby");
     $("tokens-value").textContent = String(tokenCount());
     $("activation").value = state.activation;
-    $("gated-note").hidden = !boot.activations.find((a) => a.name === state.activation)?.gated;
     $("bias").checked = state.bias;
+    showFormula(gated, state.bias);
     // gated layers name their three biases as the gated flow does (gate, up, down)
     const biasLabel = $("bias").parentElement.querySelector("[data-i18n]");
     const biasKey = gated ? "controls.bias_gated" : "controls.bias";
@@ -114,11 +127,20 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
     $("lang").addEventListener("change", (e) => change({ lang: e.target.value }));
   }
 
+  /** The header's formula and the gated note name the biases only when the layer has them. */
+  function showFormula(gated, bias) {
+    const nobias = bias ? "" : "_nobias";
+    setKey($("formula"), `app.formula${gated ? "_gated" : ""}${nobias}`);
+    const note = $("gated-note");
+    note.hidden = !gated;
+    setKey(note, `controls.gated_note${nobias}`);
+  }
+
   /** The (disabled) controls show what really ran, e.g. the pretrained layer's shape and GELU. */
   function showActualShape(config) {
     $("activation").value = config.activation;
-    $("gated-note").hidden = !config.gated;
     $("bias").checked = config.bias;
+    showFormula(config.gated, config.bias);
     $("d_model-value").textContent = String(config.d_model);
     $("d_ff-value").textContent = String(config.d_ff);
     $("tokens-value").textContent = String(config.num_tokens);

@@ -150,7 +150,8 @@ async function requestForward(body) {
     renderReadout(answer.data);
     showActualShape(answer.data.config);
     await emit("forward", { data: answer.data, body, state });
-    const ms = Math.round(answer.ms);
+    // the request's round trip as the status says, not the page's start-up or drawing
+    const ms = Math.round(answer.roundTripMs);
     setStatus(torchVersion ? t("status.ready", { torch: torchVersion, ms }) : t("status.ready_short", { ms }), "ready");
     document.body.dataset.forwardSeq = String(forwardRequester.seq);
   } catch (err) {
@@ -229,6 +230,7 @@ async function start() {
       else state[k] = v;
     }
   }
+  dropStalePreset(); // a link's settings that are not its preset's are Custom (T may differ)
   layout = initLayout(app, parsed.invalid, conflicts.length ? { preset: presetById(state.preset).name, list: conflicts } : null);
   // A lesson link opens on its step's settings; values given in the URL win.
   const lessonState = initLesson(app).startState();

@@ -80,3 +80,23 @@ def test_snapshot_rejects_unknown_language_and_bad_position(client: TestClient) 
     response = client.post("/api/snapshot", json={**BODY, "position": 9})
     assert response.status_code == 422
     assert "position = 9" in response.json()["detail"][0]["msg"]
+
+
+def test_snapshot_formula_is_the_ffn_that_ran(client: TestClient) -> None:
+    """Plain or gated, with or without biases: the heading's formula has b terms only when
+    the FFN had biases."""
+    en = _catalog("en")
+    cases = {
+        ("relu", True): "app.formula",
+        ("relu", False): "app.formula_nobias",
+        ("swiglu", True): "app.formula_gated",
+        ("swiglu", False): "app.formula_gated_nobias",
+    }
+    for (activation, bias), key in cases.items():
+        html = client.post(
+            "/api/snapshot", json={**BODY, "activation": activation, "bias": bias}
+        ).text
+        formula = re.search(r'<p class="mono">(.*?)</p>', html)
+        assert formula is not None
+        assert formula.group(1) == en[key], (activation, bias)
+        assert ("b₁" in formula.group(1) or "b_gate" in formula.group(1)) == bias
