@@ -20,27 +20,26 @@ export function textWidth(text, size) {
   return em * size;
 }
 
+// Break after spaces and before CJK characters, never before closing punctuation.
+const BREAK = /(?<=\s)|(?<![（【「『])(?=[\u2e80-\u9fff\uff00-\uff60])(?![）】」』，。、；：！？])/u;
+
 /**
  * `text` wrapped into at most `maxLines` lines no wider than `width` px (Plotly's <br>).
  * Returns { text, lines, cut } where cut says the text had to be shortened (then the
  * caller puts the whole text into a tooltip).
  */
 export function fitText(text, width, size, maxLines = 2) {
-  // Break after spaces and before CJK characters, never before closing punctuation.
-  const words = String(text).split(/(?<=\s)|(?<![（【「『])(?=[\u2e80-\u9fff\uff00-\uff60])(?![）】」』，。、；：！？])/u)
-    .filter((w) => w !== "");
-  const lines = [];
-  let line = "";
-  for (const word of words) {
-    const next = line + word;
-    if (line && textWidth(next.trimEnd(), size) > width) {
-      lines.push(line.trimEnd());
-      line = word.trimStart();
-    } else {
-      line = next;
-    }
+  const words = String(text).split(BREAK).filter((w) => w !== "");
+  let wrapped = wrapWords(words, width, size);
+  // A full-width gloss that fits on a line stays whole ("单元 0–255" above "（共 2048 个）",
+  // not "…（共 2048" above "个）"), unless that would take one more line or be cut.
+  const glossed = keepGlosses(words, width, size);
+  if (glossed !== words) {
+    const whole = wrapWords(glossed, width, size);
+    if (whole.length <= Math.min(wrapped.length, maxLines)) wrapped = whole;
   }
-  if (line.trim()) lines.push(line.trimEnd());
+  if (wrapped.length <= maxLines) noOrphan(wrapped, width, size);
+  const lines = wrapped.map(joined);
   let cut = false;
   if (lines.length > maxLines) {
     lines.length = maxLines;
@@ -53,6 +52,62 @@ export function fitText(text, width, size, maxLines = 2) {
   }
   if (cut && last >= 0) lines[last] = `${lines[last].slice(0, -1).trimEnd()}…`;
   return { text: lines.join("<br>"), lines: Math.max(1, lines.length), cut };
+}
+
+/**
+ * `words` (the pieces fitText may break between) greedily into lines of at most `width` px:
+ * each line the list of its words (with their spaces, so that a word can move to another).
+ */
+function wrapWords(words, width, size) {
+  const lines = [];
+  let line = [];
+  for (const word of words) {
+    if (line.length && textWidth(joined([...line, word]), size) > width) {
+      lines.push(line);
+      line = [word];
+    } else {
+      line.push(word);
+    }
+  }
+  if (joined(line)) lines.push(line);
+  return lines;
+}
+
+/** A line's words as its text, without the spaces at its ends. */
+function joined(line) {
+  return line.join("").trim();
+}
+
+/** `words` with each full-width gloss "（…）" that fits in `width` px joined into one word. */
+function keepGlosses(words, width, size) {
+  const out = [];
+  let changed = false;
+  for (let i = 0; i < words.length; i += 1) {
+    const end = words[i].startsWith("（") ? words.findIndex((w, j) => j >= i && w.includes("）")) : -1;
+    const gloss = end > i ? words.slice(i, end + 1).join("") : "";
+    if (gloss && textWidth(gloss.trim(), size) <= width) {
+      out.push(gloss);
+      i = end;
+      changed = true;
+    } else {
+      out.push(words[i]);
+    }
+  }
+  return changed ? out : words;
+}
+
+/**
+ * No last line of a single character ("曲）" under "…在零附近弯"): the word before it moves
+ * down to it when both fit, so a word or a measure word is not left alone.
+ */
+function noOrphan(lines, width, size) {
+  const last = lines.length - 1;
+  if (last < 1 || lines[last - 1].length < 2) return;
+  if ([...joined(lines[last]).replace(/[）】」』，。、；：！？)\].,;:!?]/gu, "")].length > 1) return;
+  const moved = [lines[last - 1][lines[last - 1].length - 1], ...lines[last]];
+  if (textWidth(joined(moved), size) > width) return;
+  lines[last - 1] = lines[last - 1].slice(0, -1);
+  lines[last] = moved;
 }
 
 /** How many labels of width `labelWidth` fit along `length` px (at least `min`). */

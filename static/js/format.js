@@ -10,13 +10,21 @@ function formatter(key, options) {
 
 /** A signed number with 4 significant digits: "+1.234", "−0.5", "0" (exact zero only). */
 export function signed(x) {
+  return signedDigits(x, 4);
+}
+
+/**
+ * A signed number with at most `digits` significant digits (1 to 4): signedDigits(-0.05761, 2)
+ * is "−0.058"; for a heatmap's cells too narrow for signed's four digits.
+ */
+export function signedDigits(x, digits) {
   if (x === 0) return "0";
   const abs = Math.abs(x);
   if (abs !== 0 && (abs < 1e-3 || abs >= 1e6)) {
-    const s = abs.toExponential(2);
+    const s = abs.toExponential(Math.min(2, digits - 1));
     return (x < 0 ? "−" : "+") + s;
   }
-  return formatter("signed", { signDisplay: "exceptZero", maximumSignificantDigits: 4 }).format(x);
+  return formatter(`signed${digits}`, { signDisplay: "exceptZero", maximumSignificantDigits: digits }).format(x);
 }
 
 /** A non-negative magnitude (norm, count fraction) with 4 significant digits; 0 stays "0". */

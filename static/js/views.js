@@ -1,6 +1,6 @@
 // Rendering of API answers into the page: chart calls plus text readouts.
 import { bars, binnedHistogram, heatmap, histogram, maxAbs, robustRange } from "./charts.js";
-import { count, magnitude, percent, signed } from "./format.js";
+import { count, magnitude, percent, signed, signedDigits } from "./format.js";
 import { sentences, t } from "./i18n.js";
 import { columnsFor } from "./windows.js";
 
@@ -52,9 +52,29 @@ function caption(el, key, data, columns, clip) {
   // the shape first; the rest in its own span (a small embed shows the shape only)
   const more = document.createElement("span");
   more.className = "caption-more";
-  more.textContent = parts.slice(1).map((p) => ` · ${p}`).join("");
-  el.replaceChildren(text, ...(parts.length > 1 ? [more] : []));
+  more.append(...unbroken(parts.slice(1).map((p) => ` · ${p}`).join("")));
+  const shape = text.indexOf(" [");
+  el.replaceChildren(...(shape < 0 ? unbroken(text) : [text.slice(0, shape + 1), nobr(text.slice(shape + 1))]),
+    ...(parts.length > 1 ? [more] : []));
   el.title = details.join("\n");
+}
+
+/** `text` in a span that never wraps (app.css .nobr). */
+function nobr(text) {
+  const span = document.createElement("span");
+  span.className = "nobr";
+  span.textContent = text;
+  return span;
+}
+
+/**
+ * `text` as nodes in which a range of numbers ("0–1023", "0 – 1,023") never breaks: a line
+ * may end after an en dash, which would leave "0–" above "1023".
+ */
+function unbroken(text) {
+  // split() with a group: the ranges are the odd pieces
+  return text.split(/(\d[\d,.]*\s?–\s?\d[\d,.]*)/u)
+    .map((piece, i) => (i % 2 ? nobr(piece) : piece)).filter((piece) => piece !== "");
 }
 
 /** The window ("units" or "features") whose columns tensor `key` of the flow has. */
@@ -97,7 +117,7 @@ function flowKeys(gated, bias) {
 export function renderFlow(data, { yLabels } = {}) {
   const gated = data.config.gated;
   const small = data.config.d_model <= HAND_SIZE && data.config.d_ff <= HAND_SIZE;
-  const common = { yTitle: t("axis.position"), yLabels, showValues: small, format: signed };
+  const common = { yTitle: t("axis.position"), yLabels, showValues: small, format: signed, shorten: signedDigits };
   const keys = flowKeys(gated, data.config.bias !== false);
   const stages = [
     ["input", t("flow.input"), t("axis.feature")],
@@ -157,6 +177,8 @@ export function renderWeights(data) {
   const c = data.config;
   const show = Boolean(w && w.w1 && w.w2 && c.d_model <= HAND_SIZE && c.d_ff <= HAND_SIZE);
   box.hidden = !show;
+  // the flow's section knows it holds a second row of plots (a small embed shares its frame)
+  box.closest("section").classList.toggle("has-weights", show);
   if (!show) return Promise.resolve();
   const matrices = [
     ["w1", t("grid.w1"), w.w1, t("axis.feature"), t("axis.unit")],
@@ -164,6 +186,11 @@ export function renderWeights(data) {
     ["w2", t("grid.w2"), w.w2, t("axis.unit"), t("axis.feature")],
     ["b2", t("grid.b2"), w.b2 ? [w.b2] : null, "", t("axis.feature")],
   ];
+  // Each matrix as wide as its columns (+1 for its row labels): the tiny preset's 4 x 2 W2
+  // narrower than its 2 x 4 W1 (5 : 5 : 3 : 3), a 4 x 4 W2 as wide as W1, so that its
+  // cells have room for their numbers (app.css .weights-row).
+  const tracks = matrices.filter(([, , z]) => z).map(([, , z]) => `minmax(0, ${z[0].length + 1}fr)`);
+  box.style.setProperty("--weights-columns", tracks.join(" "));
   return Promise.all(matrices.map(([name, label, z, yTitle, xTitle]) => {
     $(`stage-${name}`).hidden = !z;
     if (!z) return null;
@@ -171,7 +198,7 @@ export function renderWeights(data) {
     el.dataset.matrix = name;
     return heatmap(el, z, {
       title: shapeText(label, [z.length, z[0].length]),
-      xTitle, yTitle, showValues: true, format: signed, showScale: false,
+      xTitle, yTitle, showValues: true, format: signed, shorten: signedDigits, showScale: false,
       yLabels: z.length === 1 ? [" "] : undefined, showYTitle: Boolean(yTitle), filename: `ffn-${name}`,
     });
   }));

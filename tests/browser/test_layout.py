@@ -53,6 +53,8 @@ EMBED_CASES: dict[str, str] = {
     "embed-swiglu": "embed=1&activation=swiglu",
     "embed-perturb": "embed=1&panel=perturb",
     "embed-llama": "embed=1&preset=llama-7b",
+    # the hand-sized layer: its weights row shares the frame with the flow
+    "embed-tiny": "embed=1&preset=tiny",
 }
 # Text the embed shortened or hid to fit (issue 10 item 8: "nothing cut"): a plot title or
 # axis title Plotly draws ending in "…" (fit.js shortened it), an HTML text of the frame

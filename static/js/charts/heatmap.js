@@ -1,5 +1,6 @@
 // Heatmaps: a signed matrix on a symmetric diverging scale (or a sequential one), a window
 // of real columns named on the axis, robust colour ranges with the clipped cells marked.
+/* global Plotly */
 import { categoryTicks, fitText, fitting, integerDtick, rowFont, signedTicks, textWidth } from "../fit.js";
 import { axis, baseLayout, DIVERGING, px, react, rootScale, shortLabels, sizeOf } from "./common.js";
 import { unchanged, whenVisible } from "./redraw.js";
@@ -49,7 +50,7 @@ export function columnWindow(cols, columns) {
 /**
  * A signed heatmap [rows x cols] with a symmetric colour range around 0.
  * opts: { title, xTitle, yTitle, zmax, yLabels, xLabels (a name per column, drawn whole),
- *         filename, showValues, format, showScale,
+ *         filename, showValues, format, shorten (value, digits) => text, showScale,
  *         showYTitle, columns: { start, width, total, index, label(first, last, total) },
  *         colorscale, zmin, sequential, clip: { zmax, beyond, note } }
  * With `columns`, a window of real columns is drawn and the x axis says which
@@ -76,7 +77,6 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   const { w, h } = sizeOf(el);
   const size = px(12);
   const lineH = size * 1.25;
-  const showScale = opts.showScale ?? true;
   // A very small plot (an embed in a slide) has no room for axis titles: they stay in the
   // hover text; an axis that names a window of columns keeps its title.
   const showYTitle = opts.showYTitle !== false && w >= 120;
@@ -84,6 +84,14 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   const yText = yLabels ? (opts.indexTicks ? yLabels.map((_, i) => String(i)) : shortLabels(yLabels, w * 0.35, size)) : null;
   const yLabelW = yText ? Math.max(...yText.map((s) => textWidth(s, size))) : textWidth(String(rows - 1), size);
   const left = (showYTitle ? lineH * 1.4 : 0) + yLabelW + 10;
+  const printed = opts.showValues && opts.format;
+  // A small plot that prints its numbers in its cells (the tiny preset in a slide's frame)
+  // gives its colour bar's room to them, when they fit there: they say what the colours mean.
+  let showScale = opts.showScale ?? true;
+  if (showScale && printed && w < SCALE_ROOM) {
+    const bare = Math.max(30, w - left - 8) / Math.max(1, z[0]?.length ?? 1);
+    showScale = !cellValues(z, bare, (h - 60) / Math.max(1, rows), size, opts);
+  }
   const right = showScale ? size * 4.2 + 16 : 8;
   const plotW = Math.max(30, w - left - right);
   const partial = win.x.length < total;
@@ -145,6 +153,9 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   xaxis.title.ffnText = xTitle;
   const rowsFit = rowF.all ? rows : fitting(plotH, lineH * 1.1, 1);
   const yaxis = axis(showYTitle ? opts.yTitle : "", plotH, { autorange: "reversed" });
+  // an empty title ("") still takes room beside its axis in Plotly (its standoff and a
+  // line): none at all, so that a small plot's cells keep that room
+  for (const ax of [xaxis, yaxis]) if (!ax.title.text) ax.title.text = null;
   if (yLabels) {
     const ticks = categoryTicks(yLabels, rowsFit);
     const byLabel = new Map(yLabels.map((l, i) => [l, yText[i]]));
@@ -158,17 +169,20 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   } else {
     Object.assign(yaxis, { type: "linear", tick0: 0, dtick: integerDtick(rows, rowsFit) });
   }
-  if (opts.showValues && opts.format) {
-    trace.text = z.map((row) => row.map(opts.format));
-    trace.texttemplate = "%{text}";
-    // the widest number fits inside its cell: a smaller font for narrow cells (>= 9 px)
+  if (printed) {
     const cellW = plotW / Math.max(1, z[0]?.length ?? 1);
-    const widest = Math.max(0, ...trace.text.flat().map((s) => textWidth(s, size)));
-    const fit = widest > 0 ? Math.floor((size * (cellW - 10)) / widest) : size;
-    trace.textfont = { size: Math.max(Math.min(size, px(9)), Math.min(size, fit)) };
-    el.dataset.valueFont = String(trace.textfont.size);
+    const values = cellValues(z, cellW, plotH / Math.max(1, rows), size, opts);
+    if (values) {
+      trace.text = values.text;
+      trace.texttemplate = "%{text}";
+      trace.textfont = { size: values.size };
+    }
+    markValues(el, values);
   }
-  const layout = baseLayout(el, opts.title, { xaxis, yaxis, uirevision: `${rows}x${cols}` });
+  // A small plot (the tiny preset in a slide's frame) may give more of itself to its labels
+  // and title than Plotly's 64 px: else its tick labels are cut and its title shortened.
+  const layout = baseLayout(el, opts.title, { xaxis, yaxis, uirevision: `${rows}x${cols}`,
+    minreducedwidth: MIN_AREA, minreducedheight: MIN_AREA });
   const traces = [trace];
   if (opts.clip && opts.clip.cells?.length) traces.push(clipMarkers(opts.clip.cells, trace, win));
   if (opts.marks) {
@@ -180,8 +194,75 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
     el.dataset.marks = String(marked.x.length);
     traces.push(marked);
   }
-  return react(el, traces, layout);
+  const drawn = react(el, traces, layout);
+  return printed ? drawn.then(() => refitValues(el, trace, size, opts)) : drawn;
 }
+
+/** What a heatmap printed in its cells, for the tests and the next refit. */
+function markValues(el, values) {
+  el.dataset.valueFont = String(values?.size ?? 0);
+  el.dataset.valueDigits = values?.digits ? String(values.digits) : "";
+}
+
+/**
+ * The numbers fitted again to the cells Plotly really laid out: the estimate of the plot's
+ * width is too generous for a small plot (its margins take more than estimated), and numbers
+ * sized for the estimate would run together. At most one more Plotly call, only when the
+ * font or the digits change.
+ */
+async function refitValues(el, trace, size, opts) {
+  // a newer answer drawn meanwhile (the user moved a slider): its own refit follows it
+  if (el.data?.[0] !== trace) return el;
+  const { z } = trace;
+  const xa = el._fullLayout?.xaxis;
+  const ya = el._fullLayout?.yaxis;
+  if (!xa?._length || !ya?._length || !z.length) return el;
+  const values = cellValues(z, xa._length / z[0].length, ya._length / z.length, size, opts);
+  const font = String(values?.size ?? 0);
+  const digits = values?.digits ? String(values.digits) : "";
+  if (font === el.dataset.valueFont && digits === el.dataset.valueDigits) return el;
+  markValues(el, values);
+  if (values) {
+    await Plotly.restyle(el, { text: [values.text], texttemplate: "%{text}", "textfont.size": values.size }, [0]);
+  } else {
+    // no numbers after all: the colour bar they took the room of comes back
+    const scale = (opts.showScale ?? true) && !trace.showscale;
+    await Plotly.restyle(el, { text: [null], texttemplate: "", ...(scale ? { showscale: true } : {}) }, [0]);
+  }
+  return el;
+}
+
+/**
+ * The numbers printed in a heatmap's cells: the widest inside its cell, in a smaller font
+ * for narrow cells but never under 9 px. When the format's numbers do not fit at 9 px
+ * (a 4 x 4 weight matrix: "+0.3441" in a 32 px cell), fewer significant digits
+ * (opts.shorten(value, digits): 3, then 2); when even those do not fit, no numbers at all
+ * (numbers that run together cannot be read; the hover text has every value).
+ * Returns { text, size, digits (null: the format's own) } or null.
+ */
+function cellValues(z, cellW, cellH, size, opts) {
+  const min = Math.min(size, px(9));
+  const tall = Math.floor(cellH / 1.25); // the font that fits a cell's height
+  const formats = [[null, opts.format]];
+  if (opts.shorten) for (const digits of SHORTER) formats.push([digits, (v) => opts.shorten(v, digits)]);
+  for (const [digits, format] of formats) {
+    const text = z.map((row) => row.map((v) => format(v)));
+    const widest = Math.max(0, ...text.flat().map((s) => textWidth(s, size)));
+    const fit = widest > 0 ? Math.floor((size * (cellW - CELL_PAD)) / widest) : size;
+    const font = Math.min(size, fit, tall);
+    if (font >= min) return { text, size: font, digits };
+  }
+  return null;
+}
+
+/** The smallest plot area (px) Plotly's automargin may leave a heatmap (Plotly: 64). */
+const MIN_AREA = 36;
+/** Below this width (px), a heatmap that prints its numbers draws no colour bar. */
+const SCALE_ROOM = 200;
+/** Significant digits tried, in order, when a heatmap's numbers do not fit their cells. */
+const SHORTER = [3, 2];
+/** Room a cell keeps free beside its number (px, both sides together). */
+const CELL_PAD = 8;
 
 /** Markers on the cells beyond a clipped colour range: [[row, column], ...] of the window. */
 function clipMarkers(cells, trace, win) {

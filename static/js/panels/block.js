@@ -1,6 +1,6 @@
 // The FFN in its block: post-norm LayerNorm(x + FFN(x)) or pre-norm x + FFN(LayerNorm(x)).
 import { heatmap } from "../charts.js";
-import { magnitude, signed } from "../format.js";
+import { magnitude, signed, signedDigits } from "../format.js";
 import { emit } from "../bus.js";
 import { t } from "../i18n.js";
 import { columnsFor } from "../windows.js";
@@ -40,6 +40,7 @@ async function render(data) {
       zmax,
       showValues: small,
       format: signed,
+      shorten: signedDigits,
       showScale: i === steps.length - 1,
       showYTitle: i === 0,
       columns: columnsFor("features", { ...data.tensors, reduction: data.reduction }, step),
