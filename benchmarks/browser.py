@@ -242,11 +242,14 @@ def measure_steps(
     base: str, presets: dict[str, str], steps: int, warmup: int = 1, quiet_ms: int = 500
 ) -> dict[str, StepResult]:
     """For each preset (name -> URL query), `steps` Tokens steps after `warmup`: each step
-    waits for the page to be idle (no request in flight for `quiet_ms`) before the next."""
+    waits for the page to be idle (no request in flight for `quiet_ms`) before the next.
+    The page asks `cache-control: no-cache`: every step is computed, even by a server that
+    keeps answers (the steps go back and forth between two values of T)."""
     from playwright.sync_api import Request
 
     results: dict[str, StepResult] = {}
     with _page() as page:
+        page.context.set_extra_http_headers({"cache-control": "no-cache"})
         inflight: set[Request] = set()
         seen: list[Request] = []
 
