@@ -39,13 +39,14 @@ def flow_panels(forward: Answer, msg: Messages) -> list[tuple[str, go.Figure]]:
     """(key, heatmap) for each stage of the flow: input, pre-activation, (up), hidden, output."""
     gated = forward["config"]["gated"]
     feature, unit = msg("axis.feature"), msg("axis.unit")
-    pre = msg("flow.pre_activation_gated" if gated else "flow.pre_activation")
+    nobias = "" if forward["config"]["bias"] else "_nobias"  # the b terms only if it has them
+    pre = msg(("flow.pre_activation_gated" if gated else "flow.pre_activation") + nobias)
     stages = [
         ("input", msg("flow.input"), "features", feature),
         ("pre_activation", pre, "units", unit),
     ]
     if gated:
-        stages.append(("up", msg("flow.up"), "units", unit))
+        stages.append(("up", msg("flow.up" + nobias), "units", unit))
     stages += [
         ("hidden", msg("flow.hidden"), "units", unit),
         ("output", msg("flow.output"), "features", feature),

@@ -103,11 +103,11 @@ function clipOf(range) {
  * up = x W_up (the API's w_gate and w1), hidden = act(gate) ⊙ up, output = hidden W_down (w2).
  */
 function flowKeys(gated, bias) {
-  if (!gated) {
-    return { heading: "flow.heading", pre: "flow.pre_activation", hidden: "flow.hidden",
-      stepUp: "flow.step_up", stepAct: "flow.step_act", stepDown: "flow.step_down" };
-  }
   const b = bias ? "" : "_nobias";
+  if (!gated) {
+    return { heading: "flow.heading", pre: `flow.pre_activation${b}`, hidden: "flow.hidden",
+      stepUp: `flow.step_up${b}`, stepAct: "flow.step_act", stepDown: `flow.step_down${b}` };
+  }
   return { heading: "flow.heading_gated", pre: `flow.pre_activation_gated${b}`, up: `flow.up${b}`,
     hidden: "flow.hidden_gated", stepUp: "flow.step_up_gated", stepAct: "flow.step_act_gated",
     stepDown: `flow.step_down_gated${b}` };

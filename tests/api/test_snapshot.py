@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 from fastapi.testclient import TestClient
 
+from app.lab.figures import Messages, flow_panels
+
 ROOT = Path(__file__).resolve().parents[2]
 BODY = {
     "d_model": 5,
@@ -100,3 +102,11 @@ def test_snapshot_formula_is_the_ffn_that_ran(client: TestClient) -> None:
         assert formula is not None
         assert formula.group(1) == en[key], (activation, bias)
         assert ("b₁" in formula.group(1) or "b_gate" in formula.group(1)) == bias
+        # the flow's plot titles too
+        body = {k: v for k, v in BODY.items() if k not in ("position", "scale")}
+        forward = client.post(
+            "/api/forward", json={**body, "activation": activation, "bias": bias}
+        ).json()
+        titles = [fig.layout.title.text for _, fig in flow_panels(forward, Messages("en"))]
+        with_b = [title for title in titles if "+ b" in title]
+        assert bool(with_b) == bias, (activation, bias, titles)

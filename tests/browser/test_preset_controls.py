@@ -136,6 +136,9 @@ def test_the_header_formula_matches_biases_and_gate(page, server_url, lang):  # 
             assert text == messages[key], (act["name"], bias)
             terms = [b for b in BIAS_TERMS if b in text]
             assert bool(terms) == bias, (act["name"], bias, terms)
+            # the flow's arrows name the same terms as the formula (b₁ / b_up / b_down ...)
+            arrows = " ".join(page.locator(f"#arrow-{a}").inner_text() for a in ("up", "down"))
+            assert bool([b for b in BIAS_TERMS if b in arrows]) == bias, (act["name"], arrows)
             if act["gated"]:
                 assert "W_gate" in text and "W_up" in text and "W_down" in text
                 assert bool([b for b in BIAS_TERMS if b in note.inner_text()]) == bias
