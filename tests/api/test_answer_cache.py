@@ -51,6 +51,20 @@ def cached() -> Iterator[TestClient]:
         yield c
 
 
+@pytest.fixture
+def forward_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One item per computation of /api/forward's answer (app.lab.ffn.forward)."""
+    calls: list[int] = []
+    real = runner.forward
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "forward", counted)
+    return calls
+
+
 def test_every_cached_endpoint_has_a_case() -> None:
     assert set(BODIES) == CACHED_PATHS
 
@@ -80,17 +94,8 @@ def test_a_repeat_is_the_computed_answer_byte_for_byte(cached: TestClient, path:
 
 
 def test_no_cache_in_the_request_computes_again(
-    cached: TestClient, monkeypatch: pytest.MonkeyPatch
+    cached: TestClient, forward_calls: list[int]
 ) -> None:
-    calls = 0
-    real = runner.forward
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        nonlocal calls
-        calls += 1
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(runner, "forward", counted)
     first = cached.post("/api/forward", json=S)
     fresh = cached.post("/api/forward", json=S, headers={"cache-control": "no-cache"})
     again = cached.post("/api/forward", json=S)
@@ -98,7 +103,7 @@ def test_no_cache_in_the_request_computes_again(
     assert "server-timing" in fresh.headers
     assert again.headers["x-ffn-lab-cache"] == "hit"
     assert first.content == fresh.content == again.content
-    assert calls == 2
+    assert len(forward_calls) == 2
 
 
 def test_refusals_are_not_stored(cached: TestClient) -> None:
@@ -116,18 +121,7 @@ def test_not_cached_paths_are_computed_each_time(cached: TestClient) -> None:
         assert "x-ffn-lab-cache" not in r.headers
 
 
-def test_identical_requests_together_are_computed_once(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    calls = 0
-    real = runner.forward
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        nonlocal calls
-        calls += 1
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(runner, "forward", counted)
+def test_identical_requests_together_are_computed_once(forward_calls: list[int]) -> None:
     app = create_app(Settings(answer_cache_bytes=64 * 1024 * 1024, inline_max_flops=0))
     body = {**S, "d_model": 256, "d_ff": 1024, "num_tokens": 32}
 
@@ -144,7 +138,7 @@ def test_identical_requests_together_are_computed_once(
     answers = asyncio.run(burst())
     assert all(r.status_code == 200 for r in answers)
     assert len({r.content for r in answers}) == 1
-    assert calls == 1, f"{calls} computations for 8 identical requests"
+    assert len(forward_calls) == 1, f"{len(forward_calls)} computations for 8 identical requests"
     assert sorted(r.headers["x-ffn-lab-cache"] for r in answers) == ["hit"] * 7 + ["miss"]
 
 
