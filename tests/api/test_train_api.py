@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from app.api.routes import train as train_routes
+from app.config import Settings
 from app.main import create_app
 
 S = {"d_model": 16, "d_ff": 64, "num_pairs": 64, "num_classes": 4, "steps": 120, "lr": 0.03}
@@ -138,8 +140,11 @@ def test_work_and_time_bounds(settings_env: pytest.MonkeyPatch) -> None:
         assert final["stopped"] == "time_limit" and final["step"] < 3
 
 
-def test_busy_beyond_concurrent_trainings(settings_env: pytest.MonkeyPatch) -> None:
-    settings_env.setenv("FFN_LAB_MAX_CONCURRENT_TRAININGS", "1")
+def test_busy_beyond_concurrent_trainings(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The route reads the limit from get_settings() per request: pin it there, so that no
+    # other thread re-filling the settings cache (a worker of an earlier test) can change it.
+    one_at_a_time = Settings(max_concurrent_trainings=1)
+    monkeypatch.setattr(train_routes, "get_settings", lambda: one_at_a_time)
     body = {**S, "steps": 2000, "log_every": 10}
     with TestClient(create_app()) as c, c.stream("POST", "/api/train", json=body) as r:
         first = next(r.iter_lines())
