@@ -34,6 +34,8 @@ SAME_IN_ALL_LANGUAGES = {
     "errors.item_whole",
     "flow.step_up",
     "flow.step_down",
+    "flow.step_up_nobias",
+    "flow.step_down_nobias",
     "flow.step_up_gated",
     "flow.times",
     "flow.step_act_gated",
