@@ -124,8 +124,9 @@ class AnswerCacheMiddleware:
         """Run the app; keep its answer when it is a 200 JSON answer small enough to hold."""
         self.misses += 1
         leader = key not in self._inflight
-        flight: asyncio.Future[Answer | None] = asyncio.get_running_loop().create_future()
-        if leader:
+        flight: asyncio.Future[Answer | None] | None = None
+        if leader:  # identical requests arriving meanwhile wait for this one's answer
+            flight = asyncio.get_running_loop().create_future()
             self._inflight[key] = flight
         status = 0
         headers: list[tuple[bytes, bytes]] = []
@@ -157,7 +158,7 @@ class AnswerCacheMiddleware:
                 )
                 self._store(key, answer)
         finally:
-            if leader:
+            if flight is not None:
                 del self._inflight[key]
                 flight.set_result(answer)
 
