@@ -144,9 +144,10 @@ export function liveView(section, request) {
     dirty = false;
     setStale(section, false);
     const mine = ++seq;
+    const pending = request(); // sent before the busy mark reads the layout
     setBusy(section, true);
     try {
-      await request();
+      await pending;
     } finally {
       if (mine === seq) setBusy(section, false);
     }

@@ -115,9 +115,10 @@ function sectionsOf(ids) {
 function run() {
   const body = requestBody();
   const pBody = perturbBody();
+  // /api/forward first: its fetch starts before the other views mark themselves busy
+  forwardDone = requestForward(body);
   emit("compute", { body, pBody, state });
   perturbView.invalidate();
-  forwardDone = requestForward(body);
   return forwardDone;
 }
 
@@ -134,11 +135,14 @@ async function settle() {
 async function requestForward(body) {
   const mine = ++forwardSeq;
   const sections = sectionsOf(FORWARD_VIEWS);
+  // The request is sent before the page marks the wait: marking reads the layout (a few
+  // ms after a redraw), time the server can spend computing the answer.
+  const pending = forwardRequester.post("/api/forward", body);
   setStatus(t("status.loading"), "loading");
   // the last answer took 0.1 s or more: this one will too, so the wait is shown at once
   for (const section of sections) setBusy(section, true, { now: lastForwardMs >= SHOWN_WAIT_MS });
   try {
-    const answer = await forwardRequester.post("/api/forward", body);
+    const answer = await pending;
     if (answer.stale || mine !== forwardSeq) return;
     if (!answer.reused) lastForwardMs = answer.ms;
     clearError(sections);

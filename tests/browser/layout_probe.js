@@ -3,7 +3,9 @@
 //   "outside": a text Plotly drew lies (partly) outside its plot's container (clipped),
 //   "overlap": two texts of one plot overlap,
 //   "plots": two plot containers overlap, "arrow": a flow arrow overlaps a plot,
-//   "edge": a plot reaches past the right edge of the window.
+//   "edge": a plot reaches past the right edge of the window,
+//   "row": two plots of one row of the flow start at different heights (a neighbour's
+//   two-line caption pushed one down).
 () => {
   const TEXT = [
     ".gtitle", ".xtitle", ".ytitle", ".xtick text", ".ytick text",
@@ -53,6 +55,16 @@
     const r = arrow.getBoundingClientRect();
     for (const [el, box] of boxes) {
       if (overlap(r, box)) problems.push({ kind: "arrow", plot: el.id, text: arrow.textContent.trim() });
+    }
+  }
+  const flow = boxes.filter(([el]) => el.closest(".flow > .stage"));
+  for (let i = 0; i < flow.length; i += 1) {
+    for (let j = i + 1; j < flow.length; j += 1) {
+      const [a, b] = [flow[i][1], flow[j][1]];
+      const sameRow = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > Math.min(a.height, b.height) / 2;
+      if (sameRow && Math.abs(a.top - b.top) > SLACK) {
+        problems.push({ kind: "row", plot: flow[i][0].id, other: flow[j][0].id, text: String(Math.round(a.top - b.top)) });
+      }
     }
   }
   return { plots: plots.length, problems };
