@@ -19,6 +19,16 @@ let serverWindows = false;
 
 const $ = (id) => document.getElementById(id);
 
+/**
+ * Columns drawn at once in window `kind`: WIDTH, or fewer when the server sends fewer per
+ * window (a long T: its budget of numbers is shared by more rows). The range control then
+ * names and steps through what is drawn, so "later" shows the very next columns.
+ */
+function widthOf(kind) {
+  const range = serverWindows ? sent?.[kind] : null;
+  return range ? Math.max(1, Math.min(WIDTH[kind], range[1] - range[0])) : WIDTH[kind];
+}
+
 /** The display-summary group of tensor `key` in an answer, or null (sent whole). */
 function groupOf(data, key) {
   return data?.reduction?.groups?.find((g) => g.tensors.includes(key)) ?? null;
@@ -41,7 +51,7 @@ export function columnsFor(kind, data, key) {
   const total = group ? group.full_shape[1] : rows?.[0]?.length ?? 0;
   return {
     start: starts[kind],
-    width: WIDTH[kind],
+    width: widthOf(kind),
     total,
     index: group ? group.kept : undefined,
     // a small embed (a slide's frame) names the window only: the total is in the caption
@@ -64,7 +74,7 @@ function sentRange(data, kind) {
 function syncControl(kind) {
   const box = document.querySelector(`[data-window="${kind}"]`);
   if (!box) return;
-  const width = WIDTH[kind];
+  const width = widthOf(kind);
   const total = totals[kind];
   box.hidden = total <= width;
   const slider = $(`window-${kind}`);
@@ -81,11 +91,12 @@ function syncControl(kind) {
 
 /** Move window `kind` to `start`: redraw, or ask the server when it sent another window. */
 export function moveWindow(kind, start) {
-  const max = Math.max(0, totals[kind] - WIDTH[kind]);
+  const width = widthOf(kind);
+  const max = Math.max(0, totals[kind] - width);
   starts[kind] = Math.max(0, Math.min(Math.round(start), max));
   syncControl(kind);
   const range = sent?.[kind];
-  if (serverWindows && range && (starts[kind] < range[0] || starts[kind] + WIDTH[kind] > range[1])) {
+  if (serverWindows && range && (starts[kind] < range[0] || starts[kind] + width > range[1])) {
     return emit("change", {}); // recompute: the request carries the new unit_start
   }
   return emit("redraw", { reason: "window" });
@@ -96,7 +107,7 @@ function bind(kind) {
   if (!slider) return;
   slider.addEventListener("input", () => moveWindow(kind, Number(slider.value)));
   for (const button of document.querySelectorAll(`[data-window="${kind}"] button[data-step]`)) {
-    button.addEventListener("click", () => moveWindow(kind, starts[kind] + Number(button.dataset.step) * WIDTH[kind]));
+    button.addEventListener("click", () => moveWindow(kind, starts[kind] + Number(button.dataset.step) * widthOf(kind)));
   }
 }
 

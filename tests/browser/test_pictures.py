@@ -81,6 +81,31 @@ def test_hidden_heatmap_draws_real_units_with_the_layers_sparsity(page, server_u
 
 
 @pytest.mark.slow
+def test_the_range_control_names_and_steps_through_what_is_drawn_at_a_long_t(page, server_url):  # type: ignore[no-untyped-def]
+    # At T 64 the server sends fewer columns per window (its budget of numbers is shared by
+    # 64 rows): the control must say what the plots draw, and "later" must show the very
+    # next units (a trial found "units 0–255" named while 0–127 were drawn, and 128–255
+    # skipped).
+    page.goto(f"{server_url}/?preset=transformer-base&tokens=64")
+    wait_rendered(page)
+    hidden = page.locator("#plot-hidden")
+    start, stop = (
+        int(hidden.get_attribute(a) or "-1") for a in ("data-window-start", "data-window-stop")
+    )
+    assert start == 0 and 0 < stop < 2048
+    text = page.locator("#window-units-value").inner_text()
+    assert f"units 0–{stop - 1} of 2048" in text, (text, stop)
+    page.locator('[data-window="units"] button[data-step="1"]').click()
+    hidden.and_(page.locator(f'[data-window-start="{stop}"]')).wait_for(state="attached")
+    moved = _trace(page, "plot-hidden")
+    assert moved["x"][0] == stop and moved["x"][-1] == 2 * stop - 1
+    assert (
+        f"units {stop}–{2 * stop - 1} of 2048" in page.locator("#window-units-value").inner_text()
+    )
+    assert page.recorder.errors == []
+
+
+@pytest.mark.slow
 def test_dropout_mask_draws_about_p_dropped(page, server_url):  # type: ignore[no-untyped-def]
     page.goto(f"{server_url}/?preset=transformer-base&panel=dropout&mode=train")
     wait_rendered(page)
