@@ -2,6 +2,7 @@
 // state (sliders offer only what the server accepts), and their events -> change().
 import { t } from "./i18n.js";
 import { D_FF_STEPS, D_MODEL_STEPS, ffnParams, fitLadder } from "./ladders.js";
+import { typedWhole } from "./typed.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -114,9 +115,8 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
     $("bias").addEventListener("change", (e) => change({ bias: e.target.checked }));
     for (const id of ["seed", "input_seed"]) {
       $(id).addEventListener("change", (e) => {
-        const n = Number(e.target.value);
-        if (Number.isInteger(n) && n >= 0 && n <= schema[id].max) change({ [id]: n });
-        else syncControls();
+        const n = typedWhole(e.target, schema[id].max, state[id]);
+        if (n !== null) change({ [id]: n });
       });
     }
     $("position").addEventListener("input", (e) => change({ position: Number(e.target.value) }));

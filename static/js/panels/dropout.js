@@ -3,6 +3,7 @@ import { heatmap } from "../charts.js";
 import { magnitude, percent } from "../format.js";
 import { emit } from "../bus.js";
 import { t } from "../i18n.js";
+import { typedWhole } from "../typed.js";
 import { columnsFor } from "../windows.js";
 import { panel, positions, readout } from "./teaching-common.js";
 
@@ -62,16 +63,18 @@ panel({
     $("dropout-p").value = String(state.dropout);
     $("dropout-p-value").textContent = String(state.dropout);
     $("dropout-p").disabled = state.mode !== "train";
+    keptSeed = state.dropout_seed;
     if (document.activeElement !== $("dropout-seed")) $("dropout-seed").value = String(state.dropout_seed);
   },
 });
+
+let keptSeed = 0; // the dropout seed in use (put back when a typed one is refused)
 
 for (const input of document.querySelectorAll('input[name="dropout-mode"]')) {
   input.addEventListener("change", (e) => emit("set", { mode: e.target.value }));
 }
 $("dropout-p").addEventListener("input", (e) => emit("set", { dropout: Number(e.target.value) }));
 $("dropout-seed").addEventListener("change", (e) => {
-  const n = Number(e.target.value);
-  if (Number.isInteger(n) && n >= 0 && n < 2 ** 31 - 1) emit("set", { dropout_seed: n });
-  else e.target.value = "0";
+  const n = typedWhole(e.target, 2 ** 31 - 2, keptSeed);
+  if (n !== null) emit("set", { dropout_seed: n });
 });
