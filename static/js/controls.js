@@ -17,7 +17,7 @@ function setKey(el, key) {
  * The controls over `boot`, `schema` and `state`; `tokenCount()`/`fixedInputs()` come from
  * bodies.js, `change(updates)` applies a control's new value and `lastForward()` is the
  * last answer (typed text: the controls show the pretrained layer that ran).
- * Returns { setupSelects, syncControls, bindControls, showActualShape }.
+ * Returns { setupSelects, syncControls, bindControls, showActualShape, fitToLimit }.
  */
 export function makeControls({ boot, schema, state, tokenCount, fixedInputs, change, lastForward }) {
   function setupSelects() {
@@ -149,5 +149,37 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
     });
   }
 
-  return { setupSelects, syncControls, bindControls, showActualShape };
+  /**
+   * After a change of activation or biases: a d_ff the server would refuse with the new
+   * choice (SwiGLU's three matrices at 4096 x 16384: 201M parameters over a 150M limit) is
+   * lowered to the widest step that fits, and a note under d_ff says so. Any other change
+   * clears the note. Returns true when d_ff was lowered.
+   */
+  function fitToLimit(updates) {
+    const note = $("d_ff-fitted");
+    const relevant = "activation" in updates || "bias" in updates;
+    if (!relevant) {
+      if (note && ("d_ff" in updates || "d_model" in updates || "preset" in updates)) note.hidden = true;
+      return false;
+    }
+    const gated = Boolean(boot.activations.find((a) => a.name === state.activation)?.gated);
+    const limit = boot.limits.max_params ?? Infinity;
+    const params = ffnParams(state.d_model, state.d_ff, gated, state.bias);
+    if (params <= limit) return false;
+    const fits = D_FF_STEPS.filter((s) => s <= boot.limits.max_d_ff && s < state.d_ff
+      && ffnParams(state.d_model, s, gated, state.bias) <= limit);
+    if (!fits.length) return false; // nothing narrower fits: the server's refusal says why
+    const was = state.d_ff;
+    state.d_ff = fits[fits.length - 1];
+    if (note) {
+      note.textContent = t("controls.d_ff_fitted", {
+        d_ff: state.d_ff, was, activation: $("activation").selectedOptions[0]?.textContent ?? state.activation,
+        params: params.toLocaleString("en-US"), limit: limit.toLocaleString("en-US"),
+      });
+      note.hidden = false;
+    }
+    return true;
+  }
+
+  return { setupSelects, syncControls, bindControls, showActualShape, fitToLimit };
 }

@@ -72,11 +72,16 @@ export function describeError(err) {
   const items = err.detail?.detail;
   if (err.status === 422 && Array.isArray(items)) {
     // A check of the whole body (no field, e.g. a model validator) reads without "request:".
-    const lines = items.map((e) => t(field(e.loc) ? "errors.item" : "errors.item_whole", {
-      field: field(e.loc),
-      sentence: t(TYPE_KEYS[e.type] ?? "errors.type.other"),
-      detail: detailOf(e),
-    }));
+    const lines = items.map((e) => {
+      const sentence = t(TYPE_KEYS[e.type] ?? "errors.type.other");
+      // without a field name first, the line is a sentence of its own: "This combination…"
+      const whole = !field(e.loc);
+      return t(whole ? "errors.item_whole" : "errors.item", {
+        field: field(e.loc),
+        sentence: whole ? sentence.charAt(0).toLocaleUpperCase() + sentence.slice(1) : sentence,
+        detail: detailOf(e),
+      });
+    });
     return sentences(t("errors.refused"), ...lines);
   }
   return t("errors.status", { status: err.status, detail: plain(err.message) });

@@ -45,7 +45,7 @@ let layout = null;
 // refusals are shown (refusals.js): this module keeps the state, the URL and the run loop.
 const { presetById, fixedInputs, requestBody, perturbBody, tokenCount, applyPreset, dropStalePreset } =
   makeBodies(boot, state);
-const { setupSelects, syncControls, bindControls, showActualShape } = makeControls({
+const { setupSelects, syncControls, bindControls, showActualShape, fitToLimit } = makeControls({
   boot, schema, state, tokenCount, fixedInputs, change: (updates) => change(updates),
   lastForward: () => lastForward,
 });
@@ -69,6 +69,7 @@ async function change(updates, { force = false } = {}) {
   const changedControl = Object.keys(updates).find((k) => HIDEABLE.includes(k) && updates[k] !== state[k]);
   if (changedControl) lastChanged = changedControl;
   assignState(updates);
+  fitToLimit(updates); // SwiGLU picked at a width only ReLU fits: d_ff lowered, and said
   if (lang !== undefined && lang !== state.lang) {
     state.lang = lang;
     await switchLanguage(lang);
