@@ -191,3 +191,17 @@ def test_tiny_preset_shows_its_weights_with_numbers(page, server_url):  # type: 
         labels = page.locator(f"#plot-{name} .heatmap-label text").all_text_contents()
         assert len(labels) == sum(len(row) for row in expected)
     assert page.recorder.errors == []
+
+
+def test_a_heatmap_of_zeros_draws_white_on_a_plain_scale(page, server_url):  # type: ignore[no-untyped-def]
+    # d_model 2, d_ff 2, T 1: ReLU zeroes both hidden units. A trial saw a colour bar of
+    # ±1e-12 with "+5e-13" ticks; the scale is now −1..+1 and every cell is 0 (white).
+    page.goto(f"{server_url}/?lang=en&d_model=2&d_ff=2&tokens=1")
+    wait_rendered(page)
+    drawn = _trace(page, "plot-hidden")
+    assert drawn["z"] == [[0, 0]]
+    assert (drawn["zmin"], drawn["zmax"]) == (-1, 1)
+    ticks = page.locator("#plot-hidden .cbaxis text").evaluate_all(
+        "els => els.map((el) => el.textContent)"
+    )
+    assert ticks and all("e-" not in tick for tick in ticks), ticks

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.browser.conftest import ARTIFACTS, wait_rendered
+from tests.browser.conftest import ARTIFACTS, show, wait_rendered
 
 pytestmark = pytest.mark.browser
 PANELS = ("attention-vs-ffn", "block", "variants", "budget", "dropout", "misconceptions")
@@ -149,3 +149,14 @@ def test_panel_controls_recompute(page, server_url):  # type: ignore[no-untyped-
     page.locator("#attention-heading:has-text('注意力')").wait_for(timeout=15_000)
     assert "注意力" in page.locator("#attention-moved").inner_text()
     assert page.recorder.errors == []
+
+
+def test_budget_formula_names_biases_only_when_the_layer_has_them(page, server_url):  # type: ignore[no-untyped-def]
+    # a trial: with biases off the counts said "biases 0" beside "2 · 16 · 64 (+ 64 + 16)"
+    page.goto(f"{server_url}/?lang=en&bias=0&panel=budget")
+    wait_rendered(page)
+    show(page, "#budget")
+    page.locator("#budget-ffn-params[data-value]").wait_for(state="attached")
+    assert value(page, "#budget-ffn-params") == 2 * 16 * 64
+    assert page.locator("#budget-ffn-formula").inner_text() == "2 · 16 · 64"
+    assert page.locator("#budget-attn-formula").inner_text() == "4 · 16²"

@@ -63,6 +63,9 @@ SAME_IN_ALL_LANGUAGES = {
     "budget.ffn_formula",
     "budget.ffn_formula_gated",
     "budget.attn_formula",
+    "budget.ffn_formula_nobias",
+    "budget.ffn_formula_gated_nobias",
+    "budget.attn_formula_nobias",
 }
 # Literal strings that may be put into the page: symbols only, no words.
 JS_LITERAL_ALLOWED: set[tuple[str, str]] = {

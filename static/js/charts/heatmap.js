@@ -12,19 +12,22 @@ import { unchanged, whenVisible } from "./redraw.js";
 export function robustRange(matrix, q = 0.99) {
   const all = [];
   for (const row of matrix) for (const v of row) all.push(Math.abs(v));
-  if (!all.length) return { zmax: 1e-12, cells: [] };
+  if (!all.length) return { zmax: 1, cells: [] };
   all.sort((a, b) => a - b);
-  const zmax = all[Math.min(all.length - 1, Math.floor(q * (all.length - 1)))] || all[all.length - 1] || 1e-12;
+  const zmax = all[Math.min(all.length - 1, Math.floor(q * (all.length - 1)))] || all[all.length - 1] || 1;
   const cells = [];
   matrix.forEach((row, r) => row.forEach((v, c) => { if (Math.abs(v) > zmax) cells.push([r, c]); }));
   return { zmax, cells };
 }
 
-/** The largest |value| of a matrix (at least a tiny epsilon, so a zero matrix still draws). */
+/**
+ * The largest |value| of a matrix; 1 for a matrix of zeros (every hidden unit of a tiny ReLU
+ * layer can be 0): it draws white on a −1..+1 bar, not on a bar of ±1e-12 with "+5e-13" ticks.
+ */
 export function maxAbs(matrix) {
   let m = 0;
   for (const row of matrix) for (const v of row) if (Math.abs(v) > m) m = Math.abs(v);
-  return m || 1e-12;
+  return m || 1;
 }
 
 /**

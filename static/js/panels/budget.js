@@ -41,10 +41,12 @@ async function render(data) {
   set("budget-ffn-flops", ffn.flops.total);
   set("budget-attn-flops", attn.flops.total);
   $("budget-flops-label").textContent = t("budget.row.flops", { T: c.num_tokens });
-  $("budget-ffn-formula").textContent = t(c.gated ? "budget.ffn_formula_gated" : "budget.ffn_formula", {
+  // the bias terms in parentheses only when the layer has biases (the counts above say 0)
+  const nobias = c.bias ? "" : "_nobias";
+  $("budget-ffn-formula").textContent = t(`budget.ffn_formula${c.gated ? "_gated" : ""}${nobias}`, {
     d_model: c.d_model, d_ff: c.d_ff,
   });
-  $("budget-attn-formula").textContent = t("budget.attn_formula", { d_model: c.d_model });
+  $("budget-attn-formula").textContent = t(`budget.attn_formula${nobias}`, { d_model: c.d_model });
   readout($("budget-share"), t("budget.share", {
     share: `${(100 * data.ffn_share_of_params).toFixed(1)}%`, ratio: magnitude(data.params_ratio),
   }), data.params_ratio);
