@@ -80,6 +80,7 @@ export function initLesson(app) {
       for (const el of targets) el.classList.add(HIGHLIGHT);
       pinned = true;
       showTarget();
+      for (const el of targets) showInSidebar(el);
       // the step's panel runs what the sentence describes (e.g. the training, live)
       if (step.start && document.getElementById(step.start)) emit("panel-state", { id: step.start, values: step.startValues ?? { start: true } });
     }
@@ -93,6 +94,20 @@ export function initLesson(app) {
   for (const type of ["wheel", "touchmove", "mousedown"]) window.addEventListener(type, unpin, { passive: true });
   if (typeof ResizeObserver === "function") {
     new ResizeObserver(() => { if (pinned && app.state.lesson) showTarget(); }).observe(document.querySelector("main") ?? document.body);
+  }
+
+  /**
+   * A highlighted control of the sidebar (e.g. Mode) is scrolled to the top of the sidebar,
+   * which scrolls on its own when taller than the window, when it is not whole in sight
+   * above the lesson card.
+   */
+  function showInSidebar(el) {
+    const bar = el.closest(".controls");
+    if (!bar || bar.scrollHeight <= bar.clientHeight) return;
+    const r = el.getBoundingClientRect();
+    const box = bar.getBoundingClientRect();
+    const floor = Math.min(box.bottom, card.hidden ? Infinity : card.getBoundingClientRect().top);
+    if (r.top < box.top || r.bottom > floor) bar.scrollTop += r.top - box.top - 8;
   }
 
   /** The panel (a <section> of the page) that holds `el`. */
