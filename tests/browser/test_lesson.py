@@ -267,6 +267,10 @@ def test_lesson_runs_start_to_end_by_keyboard(page, server_url, lang):  # type: 
     card.wait_for(state="hidden")
     page.wait_for_url(lambda url: "lesson" not in url and "step=" not in url, timeout=15_000)
     assert page.locator(".lesson-highlight").count() == 0
+    # the page as it was before the lesson: no step's settings left behind (a trial found
+    # layers=6, train_compare=0 and cheap_rank=128 in the address after Finish)
+    for key in ("layers=", "train_", "cheap_rank=", "d_model=", "position=", "norm="):
+        assert key not in page.url, (key, page.url)
     assert page.locator("html").get_attribute("lang") == lang
     assert page.recorder.foreign() == []
     assert page.recorder.errors == []
@@ -321,3 +325,26 @@ def test_embedded_lesson_opens_the_attention_panel(page, server_url):  # type: i
     assert _value(page, "#attention-moved[data-value='6']") == 6
     assert _value(page, "#ffn-moved") == 1
     assert page.recorder.errors == []
+
+
+def test_a_step_leaves_nothing_to_the_next_and_leaving_restores_the_page(page, server_url):  # type: ignore[no-untyped-def]
+    # step 15 sets a low rank of 128 at 512 x 2048; step 16 (16 wide) must not inherit it
+    page.goto(f"{server_url}/?lesson=1&step={STEP['cheaper']}")
+    page.locator('#lesson[data-step="cheaper"]').wait_for()
+    wait_answers(page)
+    assert "cheap_rank=128" in page.url
+    page.keyboard.press("ArrowRight")
+    page.locator('#lesson[data-step="depth"]').wait_for()
+    page.wait_for_url(lambda url: "step=" + str(STEP["depth"]) in url, timeout=15_000)
+    assert "cheap_rank=" not in page.url
+    # a lesson started from the page gives the page back as it was when it is left
+    page.goto(f"{server_url}/?d_model=32&d_ff=128&layers=3&panel=stack")
+    wait_answers(page)
+    page.locator("#lesson-start").click()
+    page.locator('#lesson[data-step="what"]').wait_for()
+    page.keyboard.press("Escape")
+    page.locator("#lesson").wait_for(state="hidden")
+    page.wait_for_url(lambda url: "lesson" not in url, timeout=15_000)
+    for key in ("d_model=32", "d_ff=128", "layers=3", "panel=stack"):
+        assert key in page.url, (key, page.url)
+    assert page.locator("#d_model-value").inner_text() == "32"

@@ -27,12 +27,20 @@ export function initLesson(app) {
   const card = $("lesson");
   let shownStep = 0;
 
+  // Every setting a step may change. A step that does not set one gets its default (the
+  // low rank of step 15 must not follow the student into step 16's 16-wide layer), and
+  // leaving the lesson puts every one back as it was before the lesson started.
+  const touched = [...new Set([...Object.keys(LESSON_BASE), ...steps.flatMap((s) => Object.keys(s.state))])]
+    .filter((k) => app.schema[k]);
+  const defaults = () => Object.fromEntries(touched.map((k) => [k, app.schema[k].default]));
+  let before = null; // the settings when the lesson started (none when it opened from a link)
+
   /** The step's settings; its panel is the first of its alternatives that the page has. */
   function stepState(n) {
     const step = steps[n - 1];
     const panels = app.schema.panel.values;
     const panel = (step.panel || []).find((p) => panels.includes(p)) ?? "";
-    return { ...LESSON_BASE, ...step.state, panel };
+    return { ...defaults(), ...LESSON_BASE, ...step.state, panel };
   }
 
   /** Elements to highlight: each entry is a selector or a list of alternatives. */
@@ -182,11 +190,15 @@ export function initLesson(app) {
     // A slider or menu that kept the focus would take the next arrow key: release it.
     const focused = document.activeElement;
     if (focused && focused !== document.body && card.contains(focused) === false) focused.blur();
+    if (!app.state.lesson) before = Object.fromEntries(touched.map((k) => [k, app.state[k]]));
     return app.change({ ...stepState(step), lesson: true, step });
   }
 
+  /** Leave: the page as it was before the lesson (or as it opens, after a lesson link). */
   function exit() {
-    return app.change({ lesson: false, step: 1, panel: "" }).then(() => $("lesson-start").focus());
+    const back = before ?? defaults();
+    before = null;
+    return app.change({ ...back, lesson: false, step: 1 }).then(() => $("lesson-start").focus());
   }
 
   function next() {
