@@ -105,7 +105,8 @@ def test_server_refusal_is_shown_from_the_catalog(page, server_url):  # type: ig
         text = status.inner_text()
         messages = catalog(lang)
         assert text.startswith(messages["errors.refused"])
-        assert messages["errors.type.value_error"] in text
+        sentence = messages["errors.type.value_error"]  # a sentence of its own: capitalised
+        assert sentence[0].upper() + sentence[1:] in text
         # The detail in the page's language, without the server's setting names.
         assert "max_params" not in text and "setting" not in text
         assert fill(messages["errors.detail.params"], **OVER_LIMIT_PARAMS) in text
