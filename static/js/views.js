@@ -191,6 +191,9 @@ export function renderWeights(data) {
   // cells have room for their numbers (app.css .weights-row).
   const tracks = matrices.filter(([, , z]) => z).map(([, , z]) => `minmax(0, ${z[0].length + 1}fr)`);
   box.style.setProperty("--weights-columns", tracks.join(" "));
+  // One colour scale for the four: they have no colour bar (their numbers are printed), so
+  // +1 must be the same red in W1, b1, W2 and b2.
+  const zmax = Math.max(...matrices.filter(([, , z]) => z).map(([, , z]) => maxAbs(z)));
   return Promise.all(matrices.map(([name, label, z, yTitle, xTitle]) => {
     $(`stage-${name}`).hidden = !z;
     if (!z) return null;
@@ -198,7 +201,7 @@ export function renderWeights(data) {
     el.dataset.matrix = name;
     return heatmap(el, z, {
       title: shapeText(label, [z.length, z[0].length]),
-      xTitle, yTitle, showValues: true, format: signed, shorten: signedDigits, showScale: false,
+      xTitle, yTitle, showValues: true, format: signed, shorten: signedDigits, showScale: false, zmax,
       yLabels: z.length === 1 ? [" "] : undefined, showYTitle: Boolean(yTitle), filename: `ffn-${name}`,
     });
   }));

@@ -180,6 +180,7 @@ def test_tiny_preset_shows_its_weights_with_numbers(page, server_url):  # type: 
         "include_weights": True,
     }
     weights = httpx.post(f"{server_url}/api/forward", json=body, timeout=30).json()["weights"]
+    ranges = set()
     for name in ("w1", "b1", "w2", "b2"):
         page.locator(f"#plot-{name} .heatmap-label text").first.wait_for()
         drawn = _trace(page, f"plot-{name}")
@@ -190,7 +191,15 @@ def test_tiny_preset_shows_its_weights_with_numbers(page, server_url):  # type: 
         # the numbers are drawn in the cells, one label per entry
         labels = page.locator(f"#plot-{name} .heatmap-label text").all_text_contents()
         assert len(labels) == sum(len(row) for row in expected)
+        ranges.add((drawn["zmin"], drawn["zmax"]))
+    # one colour scale for the four (they have no colour bar): +1 is the same red in each
+    largest = max(abs(v) for m in ("w1", "b1", "w2", "b2") for v in _flat(weights[m]))
+    assert ranges == {(-largest, largest)}, ranges
     assert page.recorder.errors == []
+
+
+def _flat(m: list[Any]) -> list[float]:
+    return [v for row in m for v in row] if m and isinstance(m[0], list) else list(m)
 
 
 def test_a_heatmap_of_zeros_draws_white_on_a_plain_scale(page, server_url):  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ import httpx
 import orjson
 import pytest
 
-from tests.browser.conftest import wait_rendered
+from tests.browser.conftest import show, wait_rendered
 
 pytestmark = pytest.mark.browser
 TIMEOUT = 90_000
@@ -124,3 +124,17 @@ def test_capacity_sweep_runs_on_request(page, server_url):  # type: ignore[no-un
     # the no-FFN model (first) memorises less than the widest FFN
     assert models[0]["d_ff"] is None and values[0] < values[-1]
     assert not page.recorder.errors
+
+
+def test_the_empty_curves_say_the_run_has_started(page, server_url):  # type: ignore[no-untyped-def]
+    # a trial at lesson step 17: "Press Train: the loss is drawn here..." while it trained
+    page.goto(f"{server_url}/?lang=en&panel=train&train_steps=1000&train_compare=0")
+    wait_rendered(page)
+    show(page, "#train")
+    loss = page.locator("#plot-train-loss")
+    assert (loss.get_attribute("data-hint") or "").startswith("Press Train")
+    page.locator("#train-start").click()
+    running = '#train[data-train-state="running"] #plot-train-loss[data-hint^="Training"]'
+    page.locator(running).wait_for(state="attached", timeout=TIMEOUT)
+    page.locator('#train[data-train-state="done"]').wait_for(state="attached", timeout=TIMEOUT)
+    assert (loss.get_attribute("data-hint") or "").startswith("Press Train")

@@ -157,7 +157,9 @@ def test_zh_titles_leave_no_character_alone_on_a_line(page, server_url, preset):
     show(page, "#flow", TIMEOUT)
     titles = page.evaluate(TITLE_LINES)
     wrapped = [t for t in titles if len(t["lines"]) > 1]
-    assert any(t["id"] == "plot-input" for t in wrapped), titles  # the window titles wrap
+    if preset == "transformer-base":  # its input's window title wraps: the check runs
+        assert any(t["id"] == "plot-input" for t in wrapped), titles
+    # (LLaMA-7B's fit on one line since an x title may use the room centred under its plot)
     closing = "）】」』，。、；：！？)]"
     for t in wrapped:
         last = "".join(ch for ch in t["lines"][-1] if ch not in closing).strip()

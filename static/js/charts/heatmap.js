@@ -100,7 +100,11 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   const partial = win.x.length < total;
   const xTitle = partial && win.consecutive && opts.columns?.label
     ? opts.columns.label(win.x[0], win.x[win.x.length - 1], total) : h >= 150 ? opts.xTitle : "";
-  const xFit = fitText(xTitle, Math.min(plotW * 0.85, w - 16), size, h >= 150 ? 2 : 1);
+  // Plotly centres the x title under the plot: it may use the container on both sides of
+  // that centre (a narrow plot beside its y labels had "features 0–127 o…" in 80 px)
+  const centre = left + plotW / 2;
+  const titleW = Math.max(40, Math.min(2 * Math.min(centre, w - centre) - 12, w - 16));
+  const xFit = fitText(xTitle, titleW, size, h >= 150 ? 2 : 1);
   const top = opts.title ? lineH + 14 : 10;
   const plotH = Math.max(30, h - top - lineH * (1.3 + xFit.lines * 1.1) - 14);
   const zmax = opts.zmax ?? maxAbs(z);
@@ -127,7 +131,7 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   };
   if (!opts.sequential) trace.zmid = 0;
   if (yLabels) trace.y = yLabels;
-  const xaxis = axis(xTitle, plotW, {});
+  const xaxis = axis(xTitle, titleW, {});
   if (windowed && win.consecutive) {
     trace.x = win.x;
     const labelW = textWidth(String(win.x[win.x.length - 1]), size) + size * 1.5;

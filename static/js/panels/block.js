@@ -14,7 +14,8 @@ const ARROWS = {
 };
 
 function shapeText(name, shape) {
-  return `${t(`block.step.${name}`)} [${shape.join(" × ")}]`;
+  // no-break spaces: "Residual input x [6 ×" above "16]" was a trial's find
+  return `${t(`block.step.${name}`)} [${shape.join("\u00a0×\u00a0")}]`;
 }
 
 async function render(data) {

@@ -178,6 +178,10 @@ function showReading(final) {
 }
 
 function setRunning(running, how) {
+  // the curves' empty plots say the run has started (not "Press Train") until points come
+  for (const id of ["plot-train-loss", "plot-train-accuracy", "plot-train-dead"]) {
+    $(id).dataset.hint = t(running ? "train.hint_running" : HINTS[id]);
+  }
   $("train-start").disabled = running;
   $("train-cancel").disabled = !running;
   section.dataset.trainState = how;
