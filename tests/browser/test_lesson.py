@@ -348,3 +348,17 @@ def test_a_step_leaves_nothing_to_the_next_and_leaving_restores_the_page(page, s
     for key in ("d_model=32", "d_ff=128", "layers=3", "panel=stack"):
         assert key in page.url, (key, page.url)
     assert page.locator("#d_model-value").inner_text() == "32"
+
+
+def test_a_tall_panel_shows_the_heading_of_the_highlighted_part(page, server_url):  # type: ignore[no-untyped-def]
+    # step 20 used to scroll the capacity plot to the top: its heading and the Run button
+    # above it were off-screen, above an empty band over the card
+    page.goto(f"{server_url}/?lang=en&lesson=1&step={STEP['capacity']}")
+    page.locator('#train[data-capacity-state="done"]').wait_for(state="attached", timeout=120_000)
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    heading = page.locator('#train h3[data-i18n="train.capacity_heading"]').bounding_box()
+    plot = page.locator("#plot-train-capacity").bounding_box()
+    card = page.locator("#lesson").bounding_box()
+    assert heading and plot and card
+    assert heading["y"] >= 0, heading
+    assert plot["y"] + plot["height"] <= card["y"] + 1, (plot, card)

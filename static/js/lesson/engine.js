@@ -171,9 +171,15 @@ export function initLesson(app) {
       return;
     }
     // too tall even with lower plots: the first target from its top (a plot with its
-    // figure: the export buttons above it and the caption below stay in view)
+    // figure: the export buttons above it and the caption below stay in view), or from
+    // the heading of its part of the panel when both fit above the card (the capacity
+    // sweep's heading and button, at lesson step 20)
     const anchor = el.closest(".stage, .plot-wrap") ?? el;
-    window.scrollBy(0, anchor.getBoundingClientRect().top - margin);
+    const heading = [...panel.querySelectorAll("h3")]
+      .filter((h) => h.compareDocumentPosition(anchor) & Node.DOCUMENT_POSITION_FOLLOWING).pop();
+    const from = heading && anchor.getBoundingClientRect().bottom - heading.getBoundingClientRect().top
+      <= cardTop - 2 * margin ? heading : anchor;
+    window.scrollBy(0, from.getBoundingClientRect().top - margin);
   }
 
   /** Larger text re-lays out every plot; the highlighted view stays in view above the card. */
