@@ -152,8 +152,8 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
   /**
    * After a change of activation or biases: a d_ff the server would refuse with the new
    * choice (SwiGLU's three matrices at 4096 x 16384: 201M parameters over a 150M limit) is
-   * lowered to the widest step that fits, and a note under d_ff says so. Any other change
-   * clears the note. Returns true when d_ff was lowered.
+   * lowered to the widest step that fits, and a note under d_ff says so; a later change of
+   * d_ff, d_model or the preset hides the note. Returns true when d_ff was lowered.
    */
   function fitToLimit(updates) {
     const note = $("d_ff-fitted");

@@ -52,6 +52,8 @@ async function render(data, state) {
   ]);
 }
 
+let keptSeed = 0; // the dropout seed in use (put back when a typed one is refused)
+
 panel({
   id: "dropout",
   url: "/api/dropout",
@@ -67,8 +69,6 @@ panel({
     if (document.activeElement !== $("dropout-seed")) $("dropout-seed").value = String(state.dropout_seed);
   },
 });
-
-let keptSeed = 0; // the dropout seed in use (put back when a typed one is refused)
 
 for (const input of document.querySelectorAll('input[name="dropout-mode"]')) {
   input.addEventListener("change", (e) => emit("set", { mode: e.target.value }));
