@@ -145,6 +145,10 @@ def test_busy_beyond_concurrent_trainings(monkeypatch: pytest.MonkeyPatch) -> No
     # other thread re-filling the settings cache (a worker of an earlier test) can change it.
     one_at_a_time = Settings(max_concurrent_trainings=1)
     monkeypatch.setattr(train_routes, "get_settings", lambda: one_at_a_time)
+    # No wait for a slot: this checks the limit itself. With the route's 2 s wait, a first
+    # stream that ended inside it (fresh-clone CI runs saw it counted as cancelled) gave
+    # its slot to the second request, a 200 where this test wants the 503.
+    monkeypatch.setattr(train_routes, "SLOT_WAIT_SECONDS", 0.0)
     body = {**S, "steps": 2000, "log_every": 10}
     with TestClient(create_app()) as c, c.stream("POST", "/api/train", json=body) as r:
         first = next(r.iter_lines())

@@ -3,6 +3,7 @@ item 6), in a real browser at 1280x720 with the page as it opens."""
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlsplit
 
 import pytest
@@ -206,6 +207,18 @@ def test_sliders_offer_only_what_the_server_accepts(page, server_url):  # type: 
 def test_a_refusal_is_shown_at_the_plots_and_at_its_control(page, server_url):  # type: ignore[no-untyped-def]
     page.goto(f"{server_url}/?d_model=4096&d_ff=16384&activation=relu&tokens=2")
     wait_rendered(page, timeout=60_000)
+
+    # The page lowers d_ff when SwiGLU would not fit (test_fit_to_limit.py), so it no longer
+    # asks for a refused shape itself. A server whose limit is lower than the page was told
+    # (restarted with a smaller FFN_LAB_MAX_PARAMS while the page stayed open) still
+    # refuses: the request keeps d_ff 16384, and the real server answers 422.
+    def stale_limits(route):  # type: ignore[no-untyped-def]
+        body = route.request.post_data_json
+        if body.get("activation") == "swiglu":
+            body["d_ff"] = 16384
+        route.continue_(post_data=json.dumps(body))
+
+    page.route("**/api/forward", stale_limits)
     page.locator("#activation").select_option("swiglu")  # 201 M parameters: refused
     page.locator("#flow .view-refused").wait_for(timeout=60_000)
     flow_msg = page.locator("#flow .view-refused").inner_text()
