@@ -232,10 +232,11 @@ def test_a_refusal_is_shown_at_the_plots_and_at_its_control(page, server_url):  
     assert box is not None and flow is not None
     assert flow["y"] <= box["y"] < flow["y"] + 80
     # The plots below show the last configuration that ran: dimmed.
-    opacity = page.evaluate(
-        "() => getComputedStyle(document.querySelector('#plot-hidden')).opacity"
+    page.locator("#flow[data-refused]").wait_for(state="attached")
+    page.wait_for_function(
+        "() => Number(getComputedStyle(document.querySelector('#plot-hidden')).opacity) < 0.5",
+        timeout=10_000,
     )
-    assert float(opacity) < 0.5
     page.screenshot(path=str(_artifact("refused.png")))
     # Back to a size that runs: the messages go.
     page.locator("#activation").select_option("relu")
