@@ -3,6 +3,9 @@
     python -m benchmarks.run            # full run (a few minutes on 2 cores)
     python -m benchmarks.run --quick    # tiny settings: checks that everything runs
 
+A full run overwrites benchmarks/results/latest.json and latest.md (the table the
+documentation's performance page includes); --quick writes there only when given --out.
+
 Starts its own server on a free loopback port, drives it with a bounded asyncio client and
 headless Chromium, and prints: metric, measured, target, pass/fail, bound. The bound is what
 physics allows on this machine: forward FLOPs / torch.matmul GFLOP/s measured in this run
@@ -31,7 +34,7 @@ from app.config import Settings
 from app.model.activations import ACTIVATIONS
 from app.model.ffn import FFNConfig, expected_shapes
 from app.model.presets import PRESETS
-from benchmarks import classroom, limits, live, wrk
+from benchmarks import classroom, limits, live, report, wrk
 from benchmarks.browser import chromium_available
 from benchmarks.client import LoadResult, load, percentile
 from benchmarks.server import FRESH, Server, forward_churn
@@ -272,7 +275,11 @@ def post_seconds(client: httpx.Client, body: dict[str, Any]) -> tuple[float, int
 def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
     """Run every measurement on one server; returns the table rows and the raw figures."""
     settings = Settings()
-    raw: dict[str, Any] = {"load_average_start": load_average(), "cpus": os.cpu_count()}
+    raw: dict[str, Any] = {
+        **report.provenance(),
+        "load_average_start": load_average(),
+        "cpus": os.cpu_count(),
+    }
     if settings.torch_threads:
         torch.set_num_threads(settings.torch_threads)  # the limits of the server's setting
     raw["torch_threads"] = torch.get_num_threads()
@@ -514,13 +521,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="tiny sizes: check that it runs")
     parser.add_argument("--no-browser", action="store_true", help="skip the Chromium part")
     parser.add_argument("--json", type=Path, help="also write the raw figures to this file")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help=f"folder for latest.json and latest.md (default for a full run: {report.RESULTS})",
+    )
     args = parser.parse_args(argv)
     rows, raw = measure(QUICK if args.quick else FULL, with_browser=not args.no_browser)
     print_table(rows, raw, args.quick)
+    result = {"rows": [asdict(r) for r in rows], "raw": raw}
     if args.json:
-        args.json.write_text(
-            json.dumps({"rows": [asdict(r) for r in rows], "raw": raw}, indent=2), encoding="utf-8"
-        )
+        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+    out = args.out or (None if args.quick else report.RESULTS)
+    if out is not None:
+        for path in report.write_latest(result, out):
+            print(f"wrote {path}")
     return 0
 
 
