@@ -1,4 +1,4 @@
-"""Two checkouts' pages in one run: the slider-step figures of issue 11, alternating.
+"""Two checkouts' pages in one run: the slider-step figures, alternating.
 
     git worktree add /tmp/before <rev>
     python -m benchmarks.ab_page --before /tmp/before            # this checkout is "after"

@@ -1,4 +1,4 @@
-"""LLaMA-7B warm /api/forward, taken apart (issue 11, item 7): where do the milliseconds go?
+"""LLaMA-7B warm /api/forward, taken apart: where do the milliseconds go?
 
 In one run, with the same tensors (d_model 4096, d_ff 11008, SwiGLU, no biases, T 8,
 float32), median of `--repeat` calls, for 1 and 2 torch threads:

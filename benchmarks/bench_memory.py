@@ -1,4 +1,4 @@
-"""Server RSS after random requests, under several environments in one run (issue 11).
+"""Server RSS after random requests, under several environments in one run.
 
 The same sequence as `benchmarks.run`'s RSS row (LLaMA-7B's FFN warm, then `--requests`
 random valid /api/forward bodies over the page's ladders, 2 connections, RSS sampled every

@@ -3,7 +3,7 @@
     python -m benchmarks.bench_redraw            # default, Transformer-base, LLaMA-7B
     python -m benchmarks.bench_redraw --repeat 31
 
-Issue 11 item 4 ("fewer, cheaper redraws"). For each preset the page is opened at 1280x720
+For each preset the page is opened at 1280x720
 and, on the drawn #plot-hidden, timed (median of --repeat runs, one run each):
 
 - floor: `Plotly.react` with the figure it already shows (Plotly's own cost per call; the

@@ -3,8 +3,8 @@
     python -m benchmarks.bench_subplots                 # 6 alternating rounds x 15 draws
     python -m benchmarks.bench_subplots --rounds 10 --draws 21
 
-Issue 11 item 4 asks whether drawing the flow (input, pre-activation, hidden, output) as
-one Plotly figure with subplots would be cheaper than four `Plotly.react` calls. This draws
+Would drawing the flow (input, pre-activation, hidden, output) as
+one Plotly figure with subplots be cheaper than four `Plotly.react` calls? This draws
 the default page's shapes (T 6: [6, 16], [6, 64], [6, 64], [6, 16], heatmaps on the page's
 diverging scale, colour bars on the two middle ones, axis titles with automargin) both ways
 in headless Chromium at 1280x720, with fresh numbers every draw, in alternating rounds,

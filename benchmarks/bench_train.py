@@ -1,4 +1,4 @@
-"""Time-to-learn of the S configuration of issue 13 (d_model 16, d_ff 64, 64 pairs).
+"""Time-to-learn of the S configuration (d_model 16, d_ff 64, 64 pairs).
 
 Run from the checkout (so its `app` is imported):
     /work/main/.venv/bin/python -m benchmarks.bench_train [--repeat N] [--threads 1,2] [--no-server]

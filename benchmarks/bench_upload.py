@@ -1,4 +1,4 @@
-"""Time POST /api/weights/upload for a 384 -> 1536 and a 768 -> 3072 layer (issue 12, part 4).
+"""Time POST /api/weights/upload for a 384 -> 1536 and a 768 -> 3072 layer.
 
 Run from the checkout (so its `app` is imported):
     /work/main/.venv/bin/python -m benchmarks.bench_upload [--repeats 3] [--tokens 8]

@@ -163,7 +163,7 @@ def measure_sliders(
     return results
 
 
-# ---- issue 11: one Tokens step at a preset, as the page opens ("All views") ----
+# ---- one Tokens step at a preset, as the page opens ("All views") ----
 
 # Runs in the page: start one step. Every chart records its plotly_afterplot times and
 # whether it was in the viewport then; resource timings are cleared so that the /api/
@@ -235,7 +235,7 @@ PAGE_PRESETS: dict[str, str] = {
     "bert-base": "preset=bert-base&d_model=768&d_ff=3072&activation=gelu&tokens=8",
     "llama-7b": "preset=llama-7b&d_model=4096&d_ff=11008&activation=swiglu&bias=false&tokens=8",
 }
-"""The page's URL query per preset of issue 11's table (default: the page as it opens)."""
+"""The page's URL query per preset of the live-page table (default: the page as it opens)."""
 
 
 def measure_steps(

@@ -1,4 +1,4 @@
-"""A class at once (issue 11, item 6): N students each take one slider step every P seconds.
+"""A class at once: N students each take one slider step every P seconds.
 
 One step is the page's real request mix for a Tokens step (captured from headless Chromium
 by `benchmarks.browser.measure_steps`, or the committed benchmarks/step_mix.json): all its

@@ -41,7 +41,7 @@ SMALL_LIMITS = {
     "FFN_LAB_MAX_D_MODEL": "32",
     "FFN_LAB_MAX_D_FF": "64",
     "FFN_LAB_MAX_PARAMS": "10000",
-    # issue 13: short trainings (the work bound keeps each well under a second)
+    # short trainings (the work bound keeps each well under a second)
     "FFN_LAB_MAX_TRAIN_STEPS": "20",
     "FFN_LAB_MAX_TRAIN_WORK": "500000000",
 }
@@ -74,7 +74,7 @@ _NUMBER = st.floats(-3.0, 3.0, allow_nan=False, allow_infinity=False, width=32)
 def submitted_weights_body(draw: st.DrawFn, properties: frozenset[str]) -> dict[str, Any]:
     """A body with consistent submitted weights and tokens (shapes that fit the config),
     with and without biases, plain and gated: the schema alone almost never generates one,
-    so bias-free LLaMA/T5-style bodies (issue 10) would go untested. Only the fields the
+    so bias-free LLaMA/T5-style bodies would go untested. Only the fields the
     operation's schema has (`properties`) are sent."""
     d_model = draw(st.integers(1, 4))
     d_ff = draw(st.integers(1, 6))

@@ -424,7 +424,7 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
         )
         raw |= {"largest_body_bytes": largest, "largest_body_where": where}
 
-        # 5. One Tokens step of the page as it opens, per preset (issue 11's table), in
+        # 5. One Tokens step of the page as it opens, per preset (the live-page table), in
         #    headless Chromium; its request mix is then replayed by a class of students.
         mix = classroom.load_mix()
         if with_browser and chromium_available():

@@ -1,4 +1,4 @@
-"""Is the pre-activation of unit t on token t an outlier? The z[t, t] statistic of issue 10.
+"""Is the pre-activation of unit t on token t an outlier? The z[t, t] statistic.
 
 For each seed pair (seed, input_seed) the server's own code draws the weights
 (`FFNWeights.seeded`) and the random tokens (`runner.input_tokens`), computes the

@@ -1,4 +1,4 @@
-"""The benchmark's own trivial FastAPI app: one GET route, no middleware (issue 11, item 5).
+"""The benchmark's own trivial FastAPI app: one GET route, no middleware.
 
 Served by the same uvicorn as FFN Lab (`python -m uvicorn benchmarks.trivial_app:app`), it
 is what "as fast as this stack can answer" means on this machine: FFN Lab's requests/s are
