@@ -1,4 +1,4 @@
-"""The live page's and the class's target table, measured: what `python -m benchmarks.run` adds for it.
+"""The live page's and the class's targets, measured: what `python -m benchmarks.run` adds.
 
 - `page_rows`: one Tokens step of the page as it opens, per preset (headless Chromium,
   1280x720): visible plots redrawn p50, the step's last request done p50, bytes per step;
