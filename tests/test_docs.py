@@ -38,6 +38,19 @@ def test_readme_is_short_and_opens_with_the_two_commands() -> None:
     assert commands[:2] == ["bash scripts/serve", "bash scripts/test"], commands
 
 
+@pytest.mark.parametrize(
+    "path",
+    [README, ROOT / "CHANGELOG.md", ROOT / "benchmarks" / "README.md"],
+    ids=lambda p: str(p.relative_to(ROOT)),
+)
+def test_links_outside_the_site_lead_to_files(path: Path) -> None:
+    """mkdocs checks the site's links; these files are read on GitHub or in an editor."""
+    text = path.read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)", text)
+    broken = [t for t in targets if "://" not in t and not (path.parent / t).exists()]
+    assert not broken, f"{path.name} links to missing files: {broken}"
+
+
 @pytest.mark.parametrize("path", _prose(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_prose_names_features_not_history(path: Path) -> None:
     hits = [m.group(0) for m in HISTORY.finditer(path.read_text(encoding="utf-8"))]
