@@ -22,6 +22,12 @@ HISTORY = re.compile(
 )
 
 
+FENCE = re.compile(r"^```.*?^```", re.DOTALL | re.MULTILINE)
+REPO_PATH = re.compile(
+    r"(?<![\w/.])((?:app|static|templates|tests|benchmarks|notebooks|docs)/[\w./<>*-]*[\w*])"
+)
+
+
 def _prose() -> list[Path]:
     pages = sorted((ROOT / "docs").rglob("*.md"))
     return [README, ROOT / "CHANGELOG.md", ROOT / "benchmarks" / "README.md", *pages]
@@ -49,6 +55,15 @@ def test_links_outside_the_site_lead_to_files(path: Path) -> None:
     targets = re.findall(r"\]\(([^)#\s]+)", text)
     broken = [t for t in targets if "://" not in t and not (path.parent / t).exists()]
     assert not broken, f"{path.name} links to missing files: {broken}"
+
+
+@pytest.mark.parametrize("path", _prose(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_files_the_prose_names_exist(path: Path) -> None:
+    """A path in inline code (`app/model/ffn.py`) names a file or folder of the repository."""
+    text = FENCE.sub("", path.read_text(encoding="utf-8"))  # maps and examples may plan ahead
+    named = {m for span in re.findall(r"`([^`\n]+)`", text) for m in REPO_PATH.findall(span)}
+    missing = sorted(p for p in named if "<" not in p and not any(ROOT.glob(p)))
+    assert not missing, f"{path.name} names files that do not exist: {missing}"
 
 
 @pytest.mark.parametrize("path", _prose(), ids=lambda p: str(p.relative_to(ROOT)))
