@@ -98,9 +98,7 @@ class StackSpec(ForwardSpec):
         t = max_tokens if self.model is not None else self.token_count
         per_layer = flop_count(config, t).total
         if self.attention:
-            per_layer += attention_flop_count(
-                config.d_model, t, self.heads, bias=config.bias
-            ).total
+            per_layer += attention_flop_count(config.d_model, t, self.heads, bias=config.bias).total
         passes = 1 if self.position is None else 2
         return passes * self.n_layers * per_layer
 

@@ -3,6 +3,7 @@ and matches /api/forward, and a standalone HTML snapshot that renders with the n
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
@@ -75,6 +76,15 @@ def test_run_json_and_csv_hold_the_last_answer(page, server_url, tmp_path):  # t
     assert page.recorder.foreign() == []
 
 
+OWN_VECTORS = [[0.5, -1.25, 2.0], [3.0, 0.0, -0.75]]
+
+
+def _fragment(rows: list[list[float]]) -> str:
+    """The page's fragment encoding of a matrix: `RxC.` + base64url of float32 (no padding)."""
+    raw = np.asarray(rows, dtype="<f4").tobytes()
+    return f"{len(rows)}x{len(rows[0])}." + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
 CONFIGS = [
     pytest.param(
         "?d_model=5&d_ff=13&tokens=4&activation=gelu_tanh&seed=3&input_seed=2",
@@ -118,6 +128,18 @@ CONFIGS = [
         id="geglu_tanh-no-bias-equal-seeds",
     ),
     pytest.param("?preset=tiny", None, id="tiny-fixed-weights"),
+    pytest.param(
+        f"?d_model=3&d_ff=8&activation=gelu&bias=0&seed=4&source=own#x={_fragment(OWN_VECTORS)}",
+        {
+            "d_model": 3,
+            "d_ff": 8,
+            "activation": "gelu",
+            "seed": 4,
+            "bias": False,
+            "tokens": OWN_VECTORS,
+        },
+        id="own-vectors",
+    ),
 ]
 
 
