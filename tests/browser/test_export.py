@@ -7,6 +7,7 @@ import base64
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -41,6 +42,28 @@ def test_plot_png_and_svg_use_plotly_export(page, server_url, tmp_path):  # type
         assert path.read_bytes().startswith(magic)
         assert path.stat().st_size > 2_000
     assert page.recorder.foreign() == []
+
+
+def test_exported_pictures_name_both_axes(page, server_url, tmp_path):  # type: ignore[no-untyped-def]
+    """On the page the flow's later plots leave the rows' title to the first plot of the row;
+    an exported picture stands alone, so it carries its y title (and its x title) itself."""
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
+    wait_answers(page)
+    assert page.locator("#plot-hidden .ytitle").count() == 0  # on the page: none
+    for fmt in ("svg", "png"):
+        button = page.locator(f'.plot-tools button[data-plot="plot-hidden"][data-format="{fmt}"]')
+        with page.expect_download() as info:
+            button.click()
+        path = tmp_path / info.value.suggested_filename
+        info.value.save_as(path)
+        if fmt == "svg":
+            svg = path.read_text()
+            for cls, title in (("ytitle", "position (token)"), ("xtitle", "hidden unit (d_ff)")):
+                assert re.search(rf'class="{cls}"[^>]*>{re.escape(title)}<', svg), cls
+        else:
+            width = int.from_bytes(path.read_bytes()[16:20], "big")
+            box = page.locator("#plot-hidden").bounding_box()
+            assert box is not None and width > 2 * box["width"]  # scale 2, plus the title's room
 
 
 def test_run_json_and_csv_hold_the_last_answer(page, server_url, tmp_path):  # type: ignore[no-untyped-def]
