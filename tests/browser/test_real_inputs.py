@@ -141,7 +141,9 @@ OVERLAPS = """(id) => {
   const names = boxes('.ytick text'), values = boxes('text.bartext');
   const hits = [];
   for (const v of values) for (const n of names) {
-    if (v.left < n.right - 0.5 && n.left < v.right - 0.5 && v.top < n.bottom - 0.5 && n.top < v.bottom - 0.5) hits.push([v.left, n.right]);
+    const apart = v.right <= n.left + 0.5 || n.right <= v.left + 0.5
+      || v.bottom <= n.top + 0.5 || n.bottom <= v.top + 0.5;
+    if (!apart) hits.push([v.left, n.right]);
   }
   return { names: names.length, values: values.length, hits };
 }"""
