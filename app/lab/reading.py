@@ -52,8 +52,7 @@ def read_unit(
     config: TrainConfig,
     unit: int | None = None,
 ) -> UnitReading | None:
-    """The key-value reading of `unit` (default: the unit with the largest mean |activation|
-    over the keys). None without the FFN.
+    """The key-value reading of `unit` (default: `most_readable_unit`). None without the FFN.
 
     Raises:
         TrainError: a unit outside [0, d_ff).
@@ -63,7 +62,7 @@ def read_unit(
     with torch.no_grad():
         hidden = model.ffn.trace(keys).hidden  # (N, d_ff)
         if unit is None:
-            unit = int(hidden.abs().mean(dim=0).argmax())
+            unit = most_readable_unit(model, hidden, targets, config)
         if not 0 <= unit < config.d_ff:
             raise TrainError(f"unit must be in [0, {config.d_ff - 1}], got {unit}")
         weights = model.ffn.weights()
@@ -95,3 +94,35 @@ def read_unit(
         top_class=top,
         agreement=agreement,
     )
+
+
+def most_readable_unit(
+    model: MemoryModel, hidden: Tensor, targets: Tensor, config: TrainConfig
+) -> int:
+    """The unit whose reading says the most: the largest share of the keys it fires on have
+    the class its W2 row writes (its `agreement`), among the units that fire on at least
+    `max(4, num_pairs // 16)` keys (ties: the one firing on more keys). The most active unit
+    fires on most keys and reads at about chance (1 / num_classes); this one reads well
+    above it when the FFN has learnt key-value pairs (Geva et al. 2021).
+
+    Args:
+        hidden: float32 [N, d_ff], the FFN's hidden units on the N training keys.
+        targets: int64 [N], the keys' classes.
+
+    Returns:
+        A unit index in [0, d_ff); the most active unit when none fires often enough.
+    """
+    if model.ffn is None:
+        raise TrainError("the model has no FFN to read")
+    inactive, _, _ = inactive_mask(hidden, config.activation, config.threshold)
+    active = ~inactive  # (N, d_ff)
+    writes = model.ffn.weights().w2 @ model.readout.weight.T  # (d_ff, num_classes)
+    top = writes.argmax(dim=1)  # (d_ff,)
+    fires = active.sum(dim=0)  # (d_ff,)
+    agree = (active & (targets.unsqueeze(1) == top.unsqueeze(0))).sum(dim=0)  # (d_ff,)
+    share = agree.double() / fires.clamp(min=1).double()
+    enough = fires >= max(4, config.num_pairs // 16)
+    if not bool(enough.any()):
+        return int(hidden.abs().mean(dim=0).argmax())
+    score = torch.where(enough, share + fires.double() * 1e-9, -1.0)  # ties: more keys
+    return int(score.argmax())

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from app.config import Settings, get_settings
 from app.lab.spec_checks import (
     PRETRAINED_D_MODEL,
+    PRETRAINED_HEADS,
     PRETRAINED_LAYERS,
     PRETRAINED_MODELS,
     check_bool,
@@ -40,6 +41,7 @@ __all__ = [
     "DISPLAYS",
     "MODES",
     "PRETRAINED_D_MODEL",
+    "PRETRAINED_HEADS",
     "PRETRAINED_LAYERS",
     "PRETRAINED_MODELS",
     "SEED_MAX",

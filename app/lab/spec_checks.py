@@ -30,6 +30,8 @@ PRETRAINED_D_MODEL = 384
 PRETRAINED_MODELS = ("minilm-l6",)
 PRETRAINED_LAYERS = 6
 """Encoder layers of all-MiniLM-L6-v2."""
+PRETRAINED_HEADS = 12
+"""Attention heads per layer of all-MiniLM-L6-v2 (its config.json's num_attention_heads)."""
 
 
 def check_int(field: str, value: Any, low: int, high: int | None = None) -> int:

@@ -22,6 +22,7 @@ from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
 from app.lab.spec import (
     PRETRAINED_D_MODEL,
+    PRETRAINED_HEADS,
     PRETRAINED_LAYERS,
     SEED_MAX,
     ForwardSpec,
@@ -70,6 +71,12 @@ class StackSpec(ForwardSpec):
         """How many different sets of weights the stack holds (1 when shared)."""
         return 1 if self.share_weights else self.n_layers
 
+    @property
+    def heads(self) -> int:
+        """The attention heads each layer runs: the pretrained model's own (12) with
+        `model`, else `num_heads`."""
+        return PRETRAINED_HEADS if self.model is not None else self.num_heads
+
     def layer_config(self) -> FFNConfig:
         """Every layer's FFN shape (the pretrained model's: 384 -> 1536, GELU)."""
         if self.model is not None:
@@ -91,8 +98,7 @@ class StackSpec(ForwardSpec):
         t = max_tokens if self.model is not None else self.token_count
         per_layer = flop_count(config, t).total
         if self.attention:
-            heads = 12 if self.model is not None else self.num_heads
-            per_layer += attention_flop_count(config.d_model, t, heads, bias=config.bias).total
+            per_layer += attention_flop_count(config.d_model, t, self.heads, bias=config.bias).total
         passes = 1 if self.position is None else 2
         return passes * self.n_layers * per_layer
 
@@ -326,7 +332,7 @@ def _answer(spec: StackSpec, result: StackResult, config: dict[str, Any]) -> dic
         "share_weights": spec.share_weights,
         "attention": spec.attention,
         "norm": spec.norm,
-        "num_heads": spec.num_heads,
+        "num_heads": spec.heads,
         "layers": layers,
         "params_total": result.params_total,
         "attention_params_total": result.attention_params_total,

@@ -104,7 +104,7 @@ def train(
 
     Args:
         config: the run.
-        unit: which unit the final key-value reading shows (default: the most active).
+        unit: which unit the final key-value reading shows (default: `most_readable_unit`).
         max_seconds: stop early (Final.stopped = "time_limit") after this much wall time.
         on_step: called after every optimiser step (e.g. a server's work counter).
 

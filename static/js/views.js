@@ -21,6 +21,11 @@ export function summaryOf(data, key) {
   return group ? { kept: group.kept, total: group.full_shape[1], method: data.reduction.method } : null;
 }
 
+/** The flow's tensors' shapes in the field's terms (the sliders' names). */
+const SYMBOLIC = {
+  input: "T × d_model", pre_activation: "T × d_ff", up: "T × d_ff", hidden: "T × d_ff", output: "T × d_model",
+};
+
 /** What the server sent of a summarised tensor, in words: [short (caption), long (tooltip)]. */
 function summaryText(summary) {
   const { kept, total } = summary;
@@ -37,8 +42,12 @@ function summaryText(summary) {
  */
 function caption(el, key, data, columns, clip) {
   const summary = summaryOf(data, key);
-  const text = shapeText(key, data.shapes[key]);
-  const details = [text];
+  // the page's words: the shape in the sliders' names, then its numbers; the API's field
+  // name (pre_activation under "Gate") is for the tooltip
+  const dims = SYMBOLIC[key];
+  const shape = `[${data.shapes[key].join(" × ")}]`;
+  const text = dims ? `[${dims}] = ${shape}` : shapeText(key, data.shapes[key]);
+  const details = [text, t("caption.api_field", { field: key, shape })];
   const said = summary ? summaryText(summary) : null;
   if (said) details.push(said[1]);
   const total = data.shapes[key][1];
@@ -53,8 +62,8 @@ function caption(el, key, data, columns, clip) {
   const more = document.createElement("span");
   more.className = "caption-more";
   more.append(...unbroken(parts.slice(1).map((p) => ` · ${p}`).join("")));
-  const shape = text.indexOf(" [");
-  el.replaceChildren(...(shape < 0 ? unbroken(text) : [text.slice(0, shape + 1), nobr(text.slice(shape + 1))]),
+  const cut = dims ? text.indexOf(" = ") + 2 : text.indexOf(" [");
+  el.replaceChildren(...(cut < 0 ? unbroken(text) : [nobr(text.slice(0, cut)), " ", nobr(text.slice(cut + 1))]),
     ...(parts.length > 1 ? [more] : []));
   el.title = details.join("\n");
 }

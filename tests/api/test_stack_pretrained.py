@@ -75,3 +75,11 @@ def test_model_mode_refusals(client: TestClient, extra: dict, words: str) -> Non
     r = client.post("/api/stack", json={**BODY, **extra})
     assert r.status_code == 422, r.text
     assert words in r.text
+
+
+def test_typed_text_echoes_the_heads_the_model_runs(client: TestClient) -> None:
+    """The pretrained stack runs MiniLM's own attention heads whatever `num_heads` says, and
+    the answer names that count (it used to echo the body's default of 1)."""
+    r = client.post("/api/stack", json={**BODY, "attention": True})
+    assert r.status_code == 200, r.text
+    assert r.json()["num_heads"] == get_pretrained().config.num_attention_heads == 12

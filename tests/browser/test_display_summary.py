@@ -18,9 +18,9 @@ def test_big_hidden_layer_shows_the_kept_units(page, server_url):  # type: ignor
     assert hidden.get_attribute("data-cols") == "256"
     assert hidden.get_attribute("data-rows") == "32"
     caption = page.locator("#shape-hidden").inner_text()
-    assert "hidden [32 × 4096]" in caption
+    assert "[T × d_ff] = [32 × 4096]" in caption
     # it names the window the server sent (consecutive columns), not a selection it did not make
-    assert "0–255 of 4096 sent" in caption and "RMS" not in caption
+    assert "columns 0–255 of 4096" in caption and "RMS" not in caption
     tooltip = page.locator("#shape-hidden").get_attribute("title") or ""
     assert "columns 0–255 of 4096" in tooltip and "RMS" not in tooltip
     # the x axis names real unit indices of the window
@@ -40,5 +40,22 @@ def test_small_config_is_not_summarised(page, server_url):  # type: ignore[no-un
     page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
     wait_rendered(page)
     assert page.locator("#plot-hidden").get_attribute("data-cols") == "64"
-    assert page.locator("#shape-hidden").inner_text() == "hidden [6 × 64]"
+    assert page.locator("#shape-hidden").inner_text() == "[T × d_ff] = [6 × 64]"
     assert page.recorder.errors == []
+
+
+@pytest.mark.parametrize(
+    ("lang", "words"), [("en", "columns 0–1023 of 11008"), ("zh-CN", "第 0–1023 列")]
+)
+def test_captions_speak_the_pages_words_and_keep_api_names_for_the_tooltip(
+    page, server_url, lang, words
+):  # type: ignore[no-untyped-def]
+    """Under "Gate" the caption said "pre_activation ... 0–1023 of 11008 sent": the API's
+    words. It now gives the shape in the sliders' terms; the field name is in its tooltip."""
+    page.goto(f"{server_url}/?lang={lang}&preset=llama-7b&tokens=8")
+    wait_rendered(page, timeout=60_000)
+    caption = page.locator("#shape-pre_activation").inner_text()
+    assert "pre_activation" not in caption and "sent" not in caption and "发送" not in caption
+    assert "[T × d_ff] = [8 × 11008]" in caption and words in caption
+    tooltip = page.locator("#shape-pre_activation").get_attribute("title") or ""
+    assert "pre_activation [8 × 11008]" in tooltip

@@ -3,9 +3,11 @@ and matches /api/forward, and a standalone HTML snapshot that renders with the n
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
+import re
 import subprocess
 import sys
 
@@ -42,6 +44,28 @@ def test_plot_png_and_svg_use_plotly_export(page, server_url, tmp_path):  # type
     assert page.recorder.foreign() == []
 
 
+def test_exported_pictures_name_both_axes(page, server_url, tmp_path):  # type: ignore[no-untyped-def]
+    """On the page the flow's later plots leave the rows' title to the first plot of the row;
+    an exported picture stands alone, so it carries its y title (and its x title) itself."""
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
+    wait_answers(page)
+    assert page.locator("#plot-hidden .ytitle").count() == 0  # on the page: none
+    for fmt in ("svg", "png"):
+        button = page.locator(f'.plot-tools button[data-plot="plot-hidden"][data-format="{fmt}"]')
+        with page.expect_download() as info:
+            button.click()
+        path = tmp_path / info.value.suggested_filename
+        info.value.save_as(path)
+        if fmt == "svg":
+            svg = path.read_text()
+            for cls, title in (("ytitle", "position (token)"), ("xtitle", "hidden unit (d_ff)")):
+                assert re.search(rf'class="{cls}"[^>]*>{re.escape(title)}<', svg), cls
+        else:
+            width = int.from_bytes(path.read_bytes()[16:20], "big")
+            box = page.locator("#plot-hidden").bounding_box()
+            assert box is not None and width > 2 * box["width"]  # scale 2, plus the title's room
+
+
 def test_run_json_and_csv_hold_the_last_answer(page, server_url, tmp_path):  # type: ignore[no-untyped-def]
     page.goto(f"{server_url}/?d_model=5&d_ff=13&tokens=4&activation=gelu&position=1")
     wait_answers(page)
@@ -73,6 +97,15 @@ def test_run_json_and_csv_hold_the_last_answer(page, server_url, tmp_path):  # t
     hidden = [r for r in rows if r["tensor"] == "hidden"]
     assert float(hidden[13 + 2]["value"]) == api["hidden"][1][2]
     assert page.recorder.foreign() == []
+
+
+OWN_VECTORS = [[0.5, -1.25, 2.0], [3.0, 0.0, -0.75]]
+
+
+def _fragment(rows: list[list[float]]) -> str:
+    """The page's fragment encoding of a matrix: `RxC.` + base64url of float32 (no padding)."""
+    raw = np.asarray(rows, dtype="<f4").tobytes()
+    return f"{len(rows)}x{len(rows[0])}." + base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 CONFIGS = [
@@ -118,6 +151,18 @@ CONFIGS = [
         id="geglu_tanh-no-bias-equal-seeds",
     ),
     pytest.param("?preset=tiny", None, id="tiny-fixed-weights"),
+    pytest.param(
+        f"?d_model=3&d_ff=8&activation=gelu&bias=0&seed=4&source=own#x={_fragment(OWN_VECTORS)}",
+        {
+            "d_model": 3,
+            "d_ff": 8,
+            "activation": "gelu",
+            "seed": 4,
+            "bias": False,
+            "tokens": OWN_VECTORS,
+        },
+        id="own-vectors",
+    ),
 ]
 
 

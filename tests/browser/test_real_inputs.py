@@ -8,7 +8,7 @@ import os
 import pytest
 
 from app.model.pretrained import is_available
-from tests.browser.conftest import ARTIFACTS, wait_rendered
+from tests.browser.conftest import ARTIFACTS, show, wait_rendered
 
 pytestmark = pytest.mark.browser
 
@@ -132,3 +132,32 @@ def test_npy_upload(page, server_url, tmp_path):  # type: ignore[no-untyped-def]
     page.locator('#own-status[data-rows="4"]').wait_for()
     page.locator('#plot-input[data-rows="4"][data-cols="3"]').wait_for(timeout=15_000)
     assert page.locator("#own-data").input_value().startswith("-5, -4, -3")
+
+
+OVERLAPS = """(id) => {
+  const el = document.getElementById(id);
+  const boxes = (sel) => [...el.querySelectorAll(sel)].map((n) => n.getBoundingClientRect())
+    .filter((r) => r.width > 0);
+  const names = boxes('.ytick text'), values = boxes('text.bartext');
+  const hits = [];
+  for (const v of values) for (const n of names) {
+    const apart = v.right <= n.left + 0.5 || n.right <= v.left + 0.5
+      || v.bottom <= n.top + 0.5 || n.bottom <= v.top + 0.5;
+    if (!apart) hits.push([v.left, n.right]);
+  }
+  return { names: names.length, values: values.length, hits };
+}"""
+
+
+@pytest.mark.parametrize("unit", [0, 7, 100])
+def test_neuron_bars_values_never_cover_the_token_names(page, server_url, unit):  # type: ignore[no-untyped-def]
+    """A GELU unit's negative activations draw their value beside the bar's left end: that
+    text must stay inside the plot, clear of the token names on the axis."""
+    page.goto(f"{server_url}/?source=text&layer=2&unit={unit}")
+    wait_rendered(page)
+    show(page, "#plot-neuron")
+    page.locator(f"#neuron-title[data-unit='{unit}']").wait_for(state="attached")
+    page.locator("#plot-neuron text.bartext").first.wait_for()
+    drawn = page.evaluate(OVERLAPS, "plot-neuron")
+    assert drawn["names"] > 0 and drawn["values"] > 0
+    assert drawn["hits"] == []

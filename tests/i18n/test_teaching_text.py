@@ -44,3 +44,20 @@ def test_llama_rule_sentences_print_each_computation_once(lang: str) -> None:
     # a tiny width shows the exact 2/3 · 4 · d_model, never the rounded-up 256
     assert "{rule}" not in tiny and "{two_thirds}" in tiny and "256" in tiny
     assert general.count("{two_thirds}") == 1 and "{rule}" in general
+
+
+@pytest.mark.parametrize(("lang", "independently"), [("en", "independently"), ("zh-CN", "独立")])
+def test_dropout_sentence_drops_each_unit_independently(lang: str, independently: str) -> None:
+    """Dropout drops each unit on its own with probability p; it does not zero an exact
+    fraction p of the units."""
+    text = _catalog(lang)["lesson.dropout.text"]
+    assert independently in text and "p = 0.1" in text
+    assert "random fraction" not in text and "比例" not in text
+
+
+@pytest.mark.parametrize(("lang", "without"), [("en", "without its biases"), ("zh-CN", "去掉偏置")])
+def test_bias_free_formula_says_it_drops_the_papers_biases(lang: str, without: str) -> None:
+    """Eq. 2 of the paper has b1 and b2: the bias-free formula cites it only as eq. 2
+    without them."""
+    text = _catalog(lang)["app.formula_nobias"]
+    assert without in text and "b₁" in text and "b₂" in text

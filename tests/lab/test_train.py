@@ -108,3 +108,24 @@ def test_bad_setups_are_train_errors() -> None:
     with pytest.raises(TrainError, match="unit"):
         next(train(S, unit=64))
     assert issubclass(TrainError, ValueError)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_default_unit_reading_is_well_above_chance(seed: int) -> None:
+    """The lesson's key-value reading shows a unit whose W2 row writes the class of the keys
+    it fires on (the most active unit fires on most keys and read at chance or below)."""
+    config = TrainConfig(**{**vars(S), "steps": 300, "seed": seed})
+    final = run_to_end(config)
+    r = final.reading
+    assert r is not None and r.agreement is not None
+    chance = 1 / config.num_classes
+    assert r.agreement >= 1.5 * chance
+    # the best such unit, recomputed in NumPy from the final weights
+    w, keys = final.weights, final.keys.astype(np.float64)
+    active = (keys @ w["w1"].astype(np.float64) + w["b1"]) > 0
+    top = (w["w2"].astype(np.float64) @ w["w_u"].astype(np.float64)).argmax(1)
+    targets = np.asarray(final.targets)
+    fires = active.sum(0)
+    share = (active & (targets[:, None] == top[None, :])).sum(0) / np.maximum(fires, 1)
+    enough = fires >= max(4, config.num_pairs // 16)
+    assert r.agreement == pytest.approx(share[enough].max())

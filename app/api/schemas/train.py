@@ -136,7 +136,10 @@ class TrainRequest(TrainBase):
     unit: int | None = Field(
         None,
         ge=0,
-        description="which unit the final key-value reading shows (default: the most active one)",
+        description=(
+            "which unit the final key-value reading shows (default: the unit whose written "
+            "class best matches the keys it fires on)"
+        ),
     )
 
     @model_validator(mode="after")

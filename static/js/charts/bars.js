@@ -15,6 +15,22 @@ export function bars(el, x, y, opts) {
   return whenVisible(el, () => drawBars(el, x, y, opts));
 }
 
+/**
+ * The value axis of horizontal bars, with room at each end for the values printed outside
+ * the bars (a negative bar's value sits left of it: without room it would cover the names
+ * on the axis). `texts`: the printed values, or null when none are printed.
+ */
+function valueRange(y, plotW, texts) {
+  const lo = Math.min(0, ...y);
+  const hi = Math.max(0, ...y);
+  const span = Math.max(hi - lo, 1e-12);
+  if (!texts) return [lo < 0 ? lo - 0.05 * span : 0, hi + 0.05 * span];
+  const textPx = Math.max(...texts.map((s) => textWidth(s, px(11)))) + 6;
+  const ends = (lo < 0 ? 1 : 0) + (hi > 0 || lo === 0 ? 1 : 0);
+  const perPx = span / Math.max(plotW * 0.3, plotW - ends * textPx);
+  return [lo < 0 ? lo - textPx * perPx : 0, hi > 0 || lo === 0 ? hi + textPx * perPx : 0];
+}
+
 function drawBars(el, x, y, opts) {
   const { w, h } = sizeOf(el);
   const size = px(12);
@@ -42,9 +58,9 @@ function drawBars(el, x, y, opts) {
     const byLabel = new Map(labels.map((l, i) => [l, short[i]]));
     Object.assign(trace, { orientation: "h", x: y, y: labels,
       hovertemplate: `${opts.xTitle} %{y}<br>${opts.yTitle} %{x:.4~g}<extra></extra>` });
-    const range = opts.yRange ?? [0, Math.max(...y.map((v) => Math.abs(v)), 1e-12) * (showText ? 1.3 : 1.05)];
+    const range = opts.yRange ?? valueRange(y, plotW, showText ? opts.text : null);
     layout = baseLayout(el, opts.title, {
-      xaxis: axis(opts.yTitle, plotW, { small: h < 150, range: y.some((v) => v < 0) ? undefined : range, nticks: fitting(plotW, size * 4, 2) }),
+      xaxis: axis(opts.yTitle, plotW, { small: h < 150, range, nticks: fitting(plotW, size * 4, 2) }),
       yaxis: axis("", plotH, { type: "category", autorange: "reversed", ...ticks,
         ticktext: ticks.tickvals.map((v) => byLabel.get(v)), ...(rowF.size < size ? { tickfont: { size: rowF.size } } : {}) }),
     });

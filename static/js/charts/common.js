@@ -91,6 +91,7 @@ export function baseLayout(el, title, extra) {
 
 /** An axis: automargin, unrotated labels, the title wrapped to `width` px. */
 export function axis(title, width, extra) {
+  const whole = title ?? ""; // an exported picture always names its axes (exportText)
   if (extra.small) title = ""; // no room: the title stays in the hover text
   delete extra.small;
   let fitted = fitText(title ?? "", Math.max(40, width), px(12), 2);
@@ -102,7 +103,7 @@ export function axis(title, width, extra) {
     if (!short.cut) fitted = short;
   }
   return {
-    title: { text: fitted.text, standoff: 4, ffnText: title ?? "", font: { size: px(12) } },
+    title: { text: fitted.text, standoff: 4, ffnText: title ?? "", exportText: whole, font: { size: px(12) } },
     automargin: true,
     tickangle: 0,
     // x labels a little lower: the first never touches the y axis's bottom label

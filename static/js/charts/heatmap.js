@@ -160,6 +160,7 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   xaxis.title.ffnText = xTitle;
   const rowsFit = rowF.all ? rows : fitting(plotH, lineH * 1.1, 1);
   const yaxis = axis(showYTitle ? opts.yTitle : "", plotH, { autorange: "reversed" });
+  yaxis.title.exportText = opts.yTitle ?? "";
   // an empty title ("") still takes room beside its axis in Plotly (its standoff and a
   // line): none at all, so that a small plot's cells keep that room
   for (const ax of [xaxis, yaxis]) if (!ax.title.text) ax.title.text = null;

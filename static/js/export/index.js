@@ -51,6 +51,32 @@ function plotTitle(el) {
   return el.layout?.title?.text || el.id;
 }
 
+/**
+ * The plot as a figure to export. On the page a plot beside the first of its row (or too
+ * small for them) leaves its axis titles to the hover text; a picture on its own has no
+ * neighbour and no hover, so those titles come back, with room made for them.
+ */
+export function exportFigure(el) {
+  const layout = JSON.parse(JSON.stringify(el.layout));
+  const full = el._fullLayout ?? {};
+  let width = full.width ?? el.clientWidth;
+  let height = full.height ?? el.clientHeight;
+  const room = 28;
+  for (const [name, grow] of [["xaxis", "height"], ["yaxis", "width"]]) {
+    const ax = layout[name];
+    const whole = ax?.title?.exportText;
+    if (!ax || !whole || ax.title.text) continue;
+    ax.title.text = whole;
+    ax.automargin = true;
+    if (grow === "width") width += room;
+    else height += room;
+  }
+  layout.width = width;
+  layout.height = height;
+  layout.margin = { ...layout.margin, l: (layout.margin?.l ?? 0) + (width > full.width ? room : 0) };
+  return { data: el.data, layout };
+}
+
 function addPlotTools(app) {
   const tools = [];
   for (const el of document.querySelectorAll(".plot[id]")) {
@@ -64,10 +90,18 @@ function addPlotTools(app) {
       button.dataset.format = format;
       button.dataset.plot = el.id;
       button.textContent = t(`export.${format}`);
-      button.addEventListener("click", () => {
+      button.addEventListener("click", async () => {
         if (!el.layout) return;
         const name = `${runName(app)}_${el.id.replace(/^plot-/, "")}`;
-        Plotly.downloadImage(el, { format, filename: name, scale: format === "png" ? IMAGE_SCALE : 1 });
+        const figure = exportFigure(el);
+        const url = await Plotly.toImage(figure, {
+          format, width: figure.layout.width, height: figure.layout.height,
+          scale: format === "png" ? IMAGE_SCALE : 1,
+        });
+        const link = document.createElement("a");
+        link.href = url;
+        link.download = `${name}.${format}`;
+        link.click();
       });
       bar.append(button);
       return button;

@@ -17,6 +17,18 @@ const ACT_CODE = {
 };
 
 const py = (value) => JSON.stringify(value);
+
+/** The header's formula: the FFN in view, with the bias terms only when it has biases. */
+function formulaLine(gated, bias) {
+  if (gated) {
+    return bias
+      ? "FFN(x) = (act(x W_gate + b_gate) * (x W1 + b1)) W2 + b2, a gated FFN (Shazeer 2020), the same for every position."
+      : "FFN(x) = (act(x W_gate) * (x W1)) W2, a gated FFN (Shazeer 2020) without biases, the same for every position.";
+  }
+  return bias
+    ? "FFN(x) = act(x W1 + b1) W2 + b2, the same for every position (Vaswani et al. 2017, eq. 2)."
+    : "FFN(x) = act(x W1) W2: Vaswani et al. 2017's eq. 2 without its biases b1, b2, the same for every position.";
+}
 const pyBool = (value) => (value ? "True" : "False");
 
 /**
@@ -27,14 +39,15 @@ export function pytorchSnippet(body, activation, url) {
   const gated = activation.gated;
   const bias = pyBool(body.bias);
   const train = body.mode === "train" && body.dropout > 0;
-  const fixed = Boolean(body.weights);
-  const seeded = !fixed || train;
+  const ownWeights = Boolean(body.weights);
+  const ownTokens = Array.isArray(body.tokens);
+  const seeded = !ownWeights || !ownTokens || train;
   const lines = [];
   const add = (...more) => lines.push(...more);
   add(
     "# FFN Lab: this configuration rebuilt with PyTorch alone.",
     `# ${url}`,
-    "# FFN(x) = act(x W1 + b1) W2 + b2, the same for every position (Vaswani et al. 2017, eq. 2).",
+    `# ${formulaLine(gated, body.bias)}`,
   );
   if (seeded) add("import hashlib");
   add("import math", "", "import torch", "from torch import nn", "");
@@ -60,10 +73,10 @@ export function pytorchSnippet(body, activation, url) {
     "",
     "    def __init__(self):",
     "        super().__init__()",
-    `        self.w1 = nn.Linear(d_model, d_ff, bias=${bias})  # up-projection W1, b1`,
-    `        self.w2 = nn.Linear(d_ff, d_model, bias=${bias})  # down-projection W2, b2`,
+    `        self.w1 = nn.Linear(d_model, d_ff, bias=${bias})  # up-projection W1${body.bias ? ", b1" : ""}`,
+    `        self.w2 = nn.Linear(d_ff, d_model, bias=${bias})  # down-projection W2${body.bias ? ", b2" : ""}`,
   );
-  if (gated) add(`        self.w_gate = nn.Linear(d_model, d_ff, bias=${bias})  # gate W_gate, b_gate`);
+  if (gated) add(`        self.w_gate = nn.Linear(d_model, d_ff, bias=${bias})  # gate W_gate${body.bias ? ", b_gate" : ""}`);
   add(
     `        self.act = ${ACT_CODE[activation.name] ?? "nn.Identity()  # unknown activation"}`,
     "",
@@ -80,7 +93,7 @@ export function pytorchSnippet(body, activation, url) {
     );
   }
   add("        return self.w2(h)  # (T, d_model)", "", "", "ffn = FeedForward()");
-  if (fixed) {
+  if (ownWeights) {
     add("with torch.no_grad():  # the preset's numbers, paper orientation [in, out] -> nn.Linear's [out, in]");
     for (const [name, value] of Object.entries(body.weights)) {
       const layer = name.endsWith("gate") ? "w_gate" : name.endsWith("1") ? "w1" : "w2";
@@ -88,10 +101,9 @@ export function pytorchSnippet(body, activation, url) {
       const tensor = `torch.tensor(${py(value)}, dtype=torch.float32)`;
       add(`    ${target}.copy_(${tensor}${name.startsWith("w") ? ".T" : ""})`);
     }
-    add(`x = torch.tensor(${py(body.tokens)}, dtype=torch.float32)  # (T, d_model)`);
   } else {
     add(
-      `seed, input_seed, num_tokens = ${body.seed}, ${body.input_seed ?? 0}, ${body.num_tokens}`,
+      `seed = ${body.seed ?? 0}`,
       'weights = generator(seed, "weights")',
       "with torch.no_grad():  # FFN Lab's seeded weights: nn.Linear's default init, in this order",
       `    for layer in [ffn.w1, ffn.w2${gated ? ", ffn.w_gate" : ""}]:`,
@@ -100,7 +112,14 @@ export function pytorchSnippet(body, activation, url) {
       "        b = torch.empty(layer.out_features).uniform_(-bound, bound, generator=weights)",
       "        if layer.bias is not None:",
       "            layer.bias.copy_(b)",
-      'x = torch.randn(num_tokens, d_model, generator=generator(input_seed, "inputs"))',
+    );
+  }
+  if (ownTokens) {
+    add(`x = torch.tensor(${py(body.tokens)}, dtype=torch.float32)  # (T, d_model), the given vectors`);
+  } else {
+    add(
+      `input_seed, num_tokens = ${body.input_seed ?? 0}, ${body.num_tokens}`,
+      'x = torch.randn(num_tokens, d_model, generator=generator(input_seed, "inputs"))  # (T, d_model)',
     );
   }
   add(
