@@ -4,7 +4,8 @@ import { t } from "./i18n.js";
 import { D_FF_STEPS, D_MODEL_STEPS, ffnParams, fitLadder } from "./ladders.js";
 import { typedWhole } from "./typed.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 
 /** Show message `key` in `el` (data-i18n too, so a language switch keeps it). */
 function setKey(el, key) {
@@ -107,24 +108,24 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
   }
 
   function bindControls() {
-    $("preset").addEventListener("change", (e) => change({ preset: e.target.value }));
+    $("preset").addEventListener("change", (e) => change({ preset: /** @type {HTMLInputElement} */ (e.target).value }));
     $("d_model").addEventListener("input", (e) => change({ d_model: ladderValue(e.target) }));
     $("d_ff").addEventListener("input", (e) => change({ d_ff: ladderValue(e.target) }));
-    $("tokens").addEventListener("input", (e) => change({ tokens: Number(e.target.value) }));
-    $("activation").addEventListener("change", (e) => change({ activation: e.target.value }));
-    $("bias").addEventListener("change", (e) => change({ bias: e.target.checked }));
+    $("tokens").addEventListener("input", (e) => change({ tokens: Number(/** @type {HTMLInputElement} */ (e.target).value) }));
+    $("activation").addEventListener("change", (e) => change({ activation: /** @type {HTMLInputElement} */ (e.target).value }));
+    $("bias").addEventListener("change", (e) => change({ bias: /** @type {HTMLInputElement} */ (e.target).checked }));
     for (const id of ["seed", "input_seed"]) {
       $(id).addEventListener("change", (e) => {
         const n = typedWhole(e.target, schema[id].max, state[id]);
         if (n !== null) change({ [id]: n });
       });
     }
-    $("position").addEventListener("input", (e) => change({ position: Number(e.target.value) }));
-    $("scale").addEventListener("input", (e) => change({ scale: Number(e.target.value) }));
-    $("mode").addEventListener("change", (e) => change({ mode: e.target.value }));
-    $("control-dropout").addEventListener("input", (e) => change({ dropout: Number(e.target.value) }));
-    $("panel").addEventListener("change", (e) => change({ panel: e.target.value }));
-    $("lang").addEventListener("change", (e) => change({ lang: e.target.value }));
+    $("position").addEventListener("input", (e) => change({ position: Number(/** @type {HTMLInputElement} */ (e.target).value) }));
+    $("scale").addEventListener("input", (e) => change({ scale: Number(/** @type {HTMLInputElement} */ (e.target).value) }));
+    $("mode").addEventListener("change", (e) => change({ mode: /** @type {HTMLInputElement} */ (e.target).value }));
+    $("control-dropout").addEventListener("input", (e) => change({ dropout: Number(/** @type {HTMLInputElement} */ (e.target).value) }));
+    $("panel").addEventListener("change", (e) => change({ panel: /** @type {HTMLInputElement} */ (e.target).value }));
+    $("lang").addEventListener("change", (e) => change({ lang: /** @type {HTMLInputElement} */ (e.target).value }));
   }
 
   /** The header's formula and the gated note name the biases only when the layer has them. */

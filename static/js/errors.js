@@ -21,6 +21,7 @@ const TYPE_KEYS = {
  * student meets: too many parameters, a value over its limit), and never with the names of
  * the server's settings (max_params, ...).
  */
+/** @type {Array<[RegExp, (m: RegExpExecArray) => string]>} */
 const KNOWN_DETAILS = [
   [/^d_model=(\d+), d_ff=(\d+) \((\w+)\) needs ([\d,]+) parameters; the limit is ([\d,]+)/,
     (m) => t("errors.detail.params", { d_model: m[1], d_ff: m[2], activation: m[3], params: m[4], limit: m[5] })],

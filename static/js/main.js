@@ -19,7 +19,8 @@ import { renderFlow, renderPerturb, renderReadout, renderSparsity } from "./view
 
 const boot = JSON.parse(document.getElementById("boot").textContent);
 const schema = makeSchema(boot, { steps: STEPS.length });
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const forwardRequester = new LatestOnly({ reuse: true });
 const perturbRequester = new LatestOnly({ reuse: true });
 /** Settings that change what the server computes; the others only change the view. */

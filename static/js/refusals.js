@@ -4,7 +4,8 @@ import { describeError } from "./errors.js";
 import { showRefused } from "./live.js";
 import { HIDEABLE } from "./state.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 /** Request fields (422 `loc`) -> the sidebar control that sets them. */
 const FIELD_CONTROL = { num_tokens: "tokens", tokens: "tokens", dropout: "dropout", input_seed: "input_seed" };
 

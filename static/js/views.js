@@ -4,7 +4,8 @@ import { count, magnitude, percent, signed, signedDigits } from "./format.js";
 import { sentences, t } from "./i18n.js";
 import { columnsFor } from "./windows.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const HAND_SIZE = 8; // at or below this width, heatmaps print their numbers
 
 function shapeText(name, shape) {
@@ -123,7 +124,7 @@ function flowKeys(gated, bias) {
 }
 
 /** The four (five, gated) heatmaps of the flow, left to right, with their shapes. */
-export function renderFlow(data, { yLabels } = {}) {
+export function renderFlow(data, { yLabels } = /** @type {{ yLabels?: string[] }} */ ({})) {
   const gated = data.config.gated;
   const small = data.config.d_model <= HAND_SIZE && data.config.d_ff <= HAND_SIZE;
   const common = { yTitle: t("axis.position"), yLabels, showValues: small, format: signed, shorten: signedDigits };
@@ -217,7 +218,7 @@ export function renderWeights(data) {
 }
 
 /** Sparsity per token (bars), the pre-activation histogram, and the rule that was used. */
-export function renderSparsity(data, { yLabels } = {}) {
+export function renderSparsity(data, { yLabels } = /** @type {{ yLabels?: string[] }} */ ({})) {
   const s = data.sparsity;
   $("sparsity-rule").textContent =
     s.rule === "exact_zero" ? t("sparsity.rule_exact") : t("sparsity.rule_threshold", { threshold: s.threshold });
@@ -255,7 +256,7 @@ function preActivationHistogram(data) {
 }
 
 /** The perturbation panel: ‖Δ output‖ per position, the difference heatmap, the exact zeros. */
-export function renderPerturb(data, { yLabels } = {}) {
+export function renderPerturb(data, { yLabels } = /** @type {{ yLabels?: string[] }} */ ({})) {
   const norms = data.delta_norm_per_position;
   const positions = yLabels ?? norms.map((_, i) => String(i));
   $("perturb-max-other").textContent = t("perturb.max_other", {

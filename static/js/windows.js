@@ -17,7 +17,8 @@ const totals = { units: 0, features: 0 };
 let sent = null; // { units: [start, stop], features: [start, stop] } when the server windowed
 let serverWindows = false;
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 
 /**
  * Columns drawn at once in window `kind`: WIDTH, or fewer when the server sends fewer per

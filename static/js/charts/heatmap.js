@@ -191,6 +191,7 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   // and title than Plotly's 64 px: else its tick labels are cut and its title shortened.
   const layout = baseLayout(el, opts.title, { xaxis, yaxis, uirevision: `${rows}x${cols}`,
     minreducedwidth: MIN_AREA, minreducedheight: MIN_AREA });
+  /** @type {object[]} the heatmap, then its marker traces */
   const traces = [trace];
   if (opts.clip && opts.clip.cells?.length) traces.push(clipMarkers(opts.clip.cells, trace, win));
   if (opts.marks) {

@@ -24,7 +24,7 @@ let resizeFrame = 0;
 const resizer = typeof ResizeObserver === "function"
   ? new ResizeObserver((entries) => {
     for (const entry of entries) {
-      const el = entry.target;
+      const el = /** @type {HTMLElement} */ (entry.target);
       const last = el.ffnLast;
       if (!last || el.offsetParent === null) continue;
       const { w, h } = sizeOf(el);

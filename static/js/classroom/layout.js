@@ -5,7 +5,8 @@ import { emit, on } from "../bus.js";
 import { setFontScale } from "../charts.js";
 import { sentences, t } from "../i18n.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 // Charts' fonts in "larger text": on top of the page's own 130 % (app.css), about 1.5 x.
 const BIG_FONT_SCALE = 1.15;
 const EMBED_FONT_SCALE = 0.85;

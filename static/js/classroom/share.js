@@ -3,7 +3,8 @@
 import { currentLanguage, t } from "../i18n.js";
 import { formatFragment, MAX_FRAGMENT_CHARS, stateUrl } from "../state.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 /** A 16:9 frame; the embedded page fits any 16:9 size from 640x360 to 1920x1080. */
 const EMBED_SIZE = { width: 960, height: 540 };
 
@@ -23,6 +24,8 @@ export function embedSnippet(schema, state) {
 /**
  * Open the share dialog with `text`; `download` = { name, type } adds a download button.
  * Tries the clipboard first when `copy` is true.
+ * @param {{ title: string, text: string, hint?: string, copy?: boolean,
+ *   download?: { name: string, type: string } | null }} options
  */
 export async function showText({ title, text, hint, copy = false, download = null }) {
   const dialog = $("share-dialog");

@@ -11,7 +11,8 @@ import { stateUrl } from "../state.js";
 import { pytorchSnippet } from "./pytorch.js";
 import { runCsv, runJson } from "./tables.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const IMAGE_SCALE = 2;
 
 /**
@@ -157,7 +158,7 @@ export function initExport(app) {
   addPlotTools(app);
   const close = () => { $("export-menu").open = false; };
   // a menu closes when the reader clicks anywhere else (e.g. "Copy embed code") or presses Esc
-  document.addEventListener("click", (e) => { if (!$("export-menu").contains(e.target)) close(); });
+  document.addEventListener("click", (e) => { if (!$("export-menu").contains(/** @type {Node} */ (e.target))) close(); });
   document.addEventListener("keydown", (e) => { if (e.key === "Escape") close(); });
   on("forward", () => codeAvailable(app));
   $("export-json").addEventListener("click", async () => {

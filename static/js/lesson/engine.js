@@ -8,7 +8,8 @@ import { emit, on } from "../bus.js";
 import { t } from "../i18n.js";
 import { LESSON_BASE } from "./steps.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const HIGHLIGHT = "lesson-highlight";
 /** The lowest a plot is made to fit its panel above the lesson card (CSS px). */
 const MIN_PLOT_PX = 140;
@@ -194,7 +195,7 @@ export function initLesson(app) {
   function go(n) {
     const step = Math.min(Math.max(n, 1), steps.length);
     // A slider or menu that kept the focus would take the next arrow key: release it.
-    const focused = document.activeElement;
+    const focused = /** @type {HTMLElement | null} */ (document.activeElement);
     if (focused && focused !== document.body && card.contains(focused) === false) focused.blur();
     if (!app.state.lesson) before = Object.fromEntries(touched.map((k) => [k, app.state[k]]));
     return app.change({ ...stepState(step), lesson: true, step });

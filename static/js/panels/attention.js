@@ -5,7 +5,8 @@ import { emit } from "../bus.js";
 import { separator, t } from "../i18n.js";
 import { panel, positions, readout } from "./teaching-common.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const heads = $("attention-heads");
 
 /** The head counts that divide d_model; the state's `heads` when it is one of them, else 1. */

@@ -6,7 +6,8 @@ import { t } from "../i18n.js";
 import { columnsFor } from "../windows.js";
 import { panel, positions, readout } from "./teaching-common.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 
 const ARROWS = {
   post: ["block.arrow_ffn", "block.arrow_add", "block.arrow_ln"],
@@ -80,5 +81,5 @@ panel({
 });
 
 for (const input of document.querySelectorAll('input[name="block-norm"]')) {
-  input.addEventListener("change", (e) => emit("set", { norm: e.target.value }));
+  input.addEventListener("change", (e) => emit("set", { norm: /** @type {HTMLInputElement} */ (e.target).value }));
 }

@@ -5,7 +5,8 @@ import { count, magnitude } from "../format.js";
 import { t } from "../i18n.js";
 import { panel, readout } from "./teaching-common.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const convRequester = new LatestOnly();
 
 function sumBy(params, prefix) {

@@ -7,7 +7,8 @@ import { t } from "../i18n.js";
 import { svdNotice, svdNoticeFrom } from "../overlimit.js";
 import { cell, panel, readout } from "./teaching-common.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 let state = null;
 const boot = JSON.parse(document.getElementById("boot").textContent);
 
@@ -63,4 +64,4 @@ panel({
 on("state", ({ state: s }) => {
   state = s;
 });
-$("cheaper-rank").addEventListener("change", (e) => emit("change", { cheap_rank: Number(e.target.value) }));
+$("cheaper-rank").addEventListener("change", (e) => emit("change", { cheap_rank: Number(/** @type {HTMLInputElement} */ (e.target).value) }));

@@ -7,7 +7,8 @@ import { typedWhole } from "../typed.js";
 import { columnsFor } from "../windows.js";
 import { panel, positions, readout } from "./teaching-common.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const TRAIN_ONLY = ["dropout-fraction", "dropout-scaling", "dropout-seed-diff"];
 
 // The panel's mode and p are the sidebar's Mode and dropout (one truth, in the page state);
@@ -71,9 +72,9 @@ panel({
 });
 
 for (const input of document.querySelectorAll('input[name="dropout-mode"]')) {
-  input.addEventListener("change", (e) => emit("set", { mode: e.target.value }));
+  input.addEventListener("change", (e) => emit("set", { mode: /** @type {HTMLInputElement} */ (e.target).value }));
 }
-$("dropout-p").addEventListener("input", (e) => emit("set", { dropout: Number(e.target.value) }));
+$("dropout-p").addEventListener("input", (e) => emit("set", { dropout: Number(/** @type {HTMLInputElement} */ (e.target).value) }));
 $("dropout-seed").addEventListener("change", (e) => {
   const n = typedWhole(e.target, 2 ** 31 - 2, keptSeed);
   if (n !== null) emit("set", { dropout_seed: n });

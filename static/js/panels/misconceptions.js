@@ -3,7 +3,8 @@ import { compact, count, magnitude } from "../format.js";
 import { currentLanguage, t } from "../i18n.js";
 import { panel, readout } from "./teaching-common.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 
 function render(data) {
   const layers = data.layers;

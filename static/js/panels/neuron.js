@@ -8,7 +8,8 @@ import { signed } from "../format.js";
 import { t } from "../i18n.js";
 import { tokenLabels } from "../inputs.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const requester = new LatestOnly();
 let forward = null;
 let state = null;

@@ -8,7 +8,8 @@ import { registerSource } from "../inputs.js";
 import { ParseError, parseNpy, parseText } from "../parse.js";
 import { bindGrid, gridWeights, resetGrid } from "./weightgrid.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const boot = JSON.parse(document.getElementById("boot").textContent);
 const LOCKED = { text: ["preset", "d_model", "d_ff", "tokens", "activation", "bias", "seed", "input_seed"], own: ["d_model", "tokens"] };
 const tokenizer = new LatestOnly();
@@ -196,14 +197,14 @@ function bind() {
     });
   }
   $("own-apply").addEventListener("click", applyText);
-  $("own-file").addEventListener("change", (e) => { if (e.target.files[0]) applyFile(e.target.files[0]); e.target.value = ""; });
-  $("own-layer-file").addEventListener("change", (e) => { if (e.target.files[0]) applyLayer(e.target.files[0]); e.target.value = ""; });
+  $("own-file").addEventListener("change", (e) => { if (/** @type {HTMLInputElement} */ (e.target).files[0]) applyFile(/** @type {HTMLInputElement} */ (e.target).files[0]); /** @type {HTMLInputElement} */ (e.target).value = ""; });
+  $("own-layer-file").addEventListener("change", (e) => { if (/** @type {HTMLInputElement} */ (e.target).files[0]) applyLayer(/** @type {HTMLInputElement} */ (e.target).files[0]); /** @type {HTMLInputElement} */ (e.target).value = ""; });
   $("own-weights").addEventListener("change", () => {
     resetGrid(state, boot);
     if (!$("own-weights").checked) emit("change", { w: null });
   });
   $("text-input").addEventListener("input", textChanged);
-  $("layer").addEventListener("change", (e) => emit("change", { layer: Number(e.target.value) }));
+  $("layer").addEventListener("change", (e) => emit("change", { layer: Number(/** @type {HTMLInputElement} */ (e.target).value) }));
   bindGrid((values) => emit("change", { w: values }));
 }
 

@@ -12,7 +12,8 @@ import { liveView, showRefused } from "../live.js";
 import { showOver, stackNotice, stackNoticeFrom, stackParams } from "../overlimit.js";
 import { positions, readout } from "./teaching-common.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const section = $("stack");
 const error = section.querySelector(".panel-error");
 const requester = new LatestOnly();
@@ -170,11 +171,11 @@ on("panel-state", ({ id, values }) => {
 });
 
 $("stack-layers").addEventListener("input", (e) => {
-  $("stack-layers-value").textContent = e.target.value;
-  emit("change", { layers: Number(e.target.value) });
+  $("stack-layers-value").textContent = /** @type {HTMLInputElement} */ (e.target).value;
+  emit("change", { layers: Number(/** @type {HTMLInputElement} */ (e.target).value) });
 });
-$("stack-attention").addEventListener("change", (e) => emit("change", { stack_attention: e.target.checked }));
-$("stack-share").addEventListener("change", (e) => emit("change", { stack_share: e.target.checked }));
+$("stack-attention").addEventListener("change", (e) => emit("change", { stack_attention: /** @type {HTMLInputElement} */ (e.target).checked }));
+$("stack-share").addEventListener("change", (e) => emit("change", { stack_share: /** @type {HTMLInputElement} */ (e.target).checked }));
 for (const input of document.querySelectorAll('input[name="stack-norm"]')) {
-  input.addEventListener("change", (e) => emit("change", { stack_norm: e.target.value }));
+  input.addEventListener("change", (e) => emit("change", { stack_norm: /** @type {HTMLInputElement} */ (e.target).value }));
 }

@@ -9,7 +9,8 @@ import { postNdjson } from "../stream.js";
 
 const NEUTRAL = "#9a9a9a"; // the value bars of the classes a unit does not write most
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const section = $("train");
 const error = section.querySelector(".panel-error");
 const D_FF = [4, 8, 16, 32, 64, 128, 256];
@@ -80,6 +81,7 @@ function drawCurves() {
   const series = (key) => runs.map((run, i) => ({
     name: runName(run), color: SERIES[i], x: run.records.map((r) => r.step), y: run.records.map((r) => r[key]),
   }));
+  /** @type {Array<{ name: string, color: string, dash?: string, x: number[], y: number[] }>} */
   const dead = [...deadHistory.entries()].slice(-3).map(([label, points], i) => ({
     name: label, color: SERIES[2 + i], dash: "dot", x: points.map((p) => p.step), y: points.map((p) => p.dead),
   }));
@@ -124,7 +126,7 @@ function scheduleDraw() {
 function showProgress() {
   const s = settings();
   const done = runs.reduce((sum, run) => sum + (run.records.at(-1)?.step ?? 0), 0);
-  const progress = $("train-progress");
+  const progress = /** @type {HTMLProgressElement} */ (document.getElementById("train-progress"));
   progress.max = runs.length * s.steps;
   progress.value = done;
   progress.dataset.value = String(done);
@@ -242,7 +244,7 @@ async function capacity() {
   capacityController = new AbortController();
   const s = settings();
   const points = [];
-  const progress = $("train-capacity-progress");
+  const progress = /** @type {HTMLProgressElement} */ (document.getElementById("train-capacity-progress"));
   progress.max = CAPACITY_WIDTHS.length + 1;
   progress.value = 0;
   section.dataset.capacityState = "running";
@@ -283,11 +285,11 @@ setupControls();
 $("train-start").addEventListener("click", start);
 $("train-cancel").addEventListener("click", cancel);
 $("train-capacity-start").addEventListener("click", capacity);
-$("train-d_ff").addEventListener("change", (e) => emit("change", { train_d_ff: Number(e.target.value) }));
-$("train-activation").addEventListener("change", (e) => emit("change", { train_act: e.target.value }));
-$("train-lr").addEventListener("change", (e) => emit("change", { train_lr: Number(e.target.value) }));
-$("train-steps").addEventListener("change", (e) => emit("change", { train_steps: Number(e.target.value) }));
-$("train-compare").addEventListener("change", (e) => emit("change", { train_compare: e.target.checked }));
+$("train-d_ff").addEventListener("change", (e) => emit("change", { train_d_ff: Number(/** @type {HTMLInputElement} */ (e.target).value) }));
+$("train-activation").addEventListener("change", (e) => emit("change", { train_act: /** @type {HTMLInputElement} */ (e.target).value }));
+$("train-lr").addEventListener("change", (e) => emit("change", { train_lr: Number(/** @type {HTMLInputElement} */ (e.target).value) }));
+$("train-steps").addEventListener("change", (e) => emit("change", { train_steps: Number(/** @type {HTMLInputElement} */ (e.target).value) }));
+$("train-compare").addEventListener("change", (e) => emit("change", { train_compare: /** @type {HTMLInputElement} */ (e.target).checked }));
 
 let labelled = false;
 on("state", ({ state: s }) => {

@@ -5,7 +5,8 @@ import { emit } from "../bus.js";
 import { t } from "../i18n.js";
 import { cell, panel, readout } from "./teaching-common.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const match = $("variants-match");
 
 // One curve per element-wise function; the gated variants use SiLU / GELU on the gate.

@@ -2,9 +2,11 @@
 // d_model, d_ff <= 8 and non-gated activations, so a class can type a hand-made example.
 import { t } from "../i18n.js";
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id */
+const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const GRID_MAX = 8;
 let grid = null; // { key, values: { w1, b1, w2, b2 } }
+/** @type {(values: object) => void} */
 let onChange = () => {};
 let loading = null;
 
@@ -122,7 +124,7 @@ function fits(w, st) {
 export function bindGrid(changed) {
   onChange = changed;
   $("weight-grid").addEventListener("input", (e) => {
-    const input = e.target;
+    const input = /** @type {HTMLInputElement} */ (e.target);
     if (!grid || input.tagName !== "INPUT") return;
     const text = input.value.trim().replace("−", "-");
     const x = text === "" ? NaN : Number(text);
