@@ -8,6 +8,7 @@ import { tokenLabels } from "./inputs.js";
 import "./panels/index.js";
 import { initLayout } from "./classroom/layout.js";
 import { initShare } from "./classroom/share.js";
+import { initDeckKeys } from "./classroom/deckkeys.js";
 import { initExport } from "./export/index.js";
 import { applyTranslations, loadLanguage, pickLanguage, t } from "./i18n.js";
 import { liveView, setBusy, setForced, SHOWN_WAIT_MS } from "./live.js";
@@ -247,6 +248,7 @@ async function start() {
   writeState(schema, state);
   initShare(app);
   initExport(app);
+  initDeckKeys(app); // an embed in slides: the clicker's keys go to the deck
   syncControls();
   bindControls();
   applyTranslations();
