@@ -140,7 +140,7 @@ async function requestForward(body) {
   // The request is sent before the page marks the wait: marking reads the layout (a few
   // ms after a redraw), time the server can spend computing the answer.
   const pending = forwardRequester.post("/api/forward", body);
-  setStatus(t("status.loading"), "loading");
+  setStatus(() => t("status.loading"), "loading");
   // the last answer took 0.1 s or more: this one will too, so the wait is shown at once
   for (const section of sections) setBusy(section, true, { now: lastForwardMs >= SHOWN_WAIT_MS });
   try {
@@ -158,7 +158,7 @@ async function requestForward(body) {
     await emit("forward", { data: answer.data, body, state });
     // the request's round trip as the status says, not the page's start-up or drawing
     const ms = Math.round(answer.roundTripMs);
-    setStatus(torchVersion ? t("status.ready", { torch: torchVersion, ms }) : t("status.ready_short", { ms }), "ready");
+    setStatus(() => (torchVersion ? t("status.ready", { torch: torchVersion, ms }) : t("status.ready_short", { ms })), "ready");
     document.body.dataset.forwardSeq = String(forwardRequester.seq);
   } catch (err) {
     if (mine === forwardSeq) showError(err, sections);

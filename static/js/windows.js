@@ -11,11 +11,11 @@ import { t } from "./i18n.js";
 /** Columns drawn at once: about what a plot of a few hundred px can show one by one. */
 export const WIDTH = { units: 256, features: 128 };
 /**
- * On a phone held upright (a page under 600 px wide, not an embed): a plot is about 230 px
- * across, so at most 128 columns, each cell still at least a pixel wide (no column of the
- * window is lost between pixels).
+ * On a phone held upright (a page under 600 px wide, not an embed): a plot's cells are
+ * 120-230 px across (less beside token names at 360 px), so 96 columns, each cell still at
+ * least a pixel wide (no column of the window is lost between pixels).
  */
-export const PHONE_WIDTH = { units: 128, features: 128 };
+export const PHONE_WIDTH = { units: 96, features: 96 };
 const PHONE_QUERY = "(max-width: 600px)";
 
 function phone() {
