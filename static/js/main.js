@@ -8,6 +8,7 @@ import { tokenLabels } from "./inputs.js";
 import "./panels/index.js";
 import { initLayout } from "./classroom/layout.js";
 import { initShare } from "./classroom/share.js";
+import { initDeckKeys } from "./classroom/deckkeys.js";
 import { initExport } from "./export/index.js";
 import { applyTranslations, loadLanguage, pickLanguage, t } from "./i18n.js";
 import { liveView, setBusy, setForced, SHOWN_WAIT_MS } from "./live.js";
@@ -140,7 +141,7 @@ async function requestForward(body) {
   // The request is sent before the page marks the wait: marking reads the layout (a few
   // ms after a redraw), time the server can spend computing the answer.
   const pending = forwardRequester.post("/api/forward", body);
-  setStatus(t("status.loading"), "loading");
+  setStatus(() => t("status.loading"), "loading");
   // the last answer took 0.1 s or more: this one will too, so the wait is shown at once
   for (const section of sections) setBusy(section, true, { now: lastForwardMs >= SHOWN_WAIT_MS });
   try {
@@ -158,7 +159,7 @@ async function requestForward(body) {
     await emit("forward", { data: answer.data, body, state });
     // the request's round trip as the status says, not the page's start-up or drawing
     const ms = Math.round(answer.roundTripMs);
-    setStatus(torchVersion ? t("status.ready", { torch: torchVersion, ms }) : t("status.ready_short", { ms }), "ready");
+    setStatus(() => (torchVersion ? t("status.ready", { torch: torchVersion, ms }) : t("status.ready_short", { ms })), "ready");
     document.body.dataset.forwardSeq = String(forwardRequester.seq);
   } catch (err) {
     if (mine === forwardSeq) showError(err, sections);
@@ -248,6 +249,7 @@ async function start() {
   writeState(schema, state);
   initShare(app);
   initExport(app);
+  initDeckKeys(app); // an embed in slides: the clicker's keys go to the deck
   syncControls();
   bindControls();
   applyTranslations();

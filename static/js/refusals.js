@@ -11,15 +11,18 @@ const FIELD_CONTROL = { num_tokens: "tokens", tokens: "tokens", dropout: "dropou
 
 /**
  * `lastChanged()` names the control the user changed last (where a refusal without a field
- * is shown). Returns { setStatus, showError, clearError, reshow } (reshow: the last refusal
- * again, e.g. in a new language).
+ * is shown). Returns { setStatus, showError, clearError, reshow } (reshow: the last refusal,
+ * or the status line, again, e.g. in a new language).
  */
 export function makeRefusals({ lastChanged }) {
   let lastError = null;
+  let status = null; // () => the status line in the page's language (a function was given)
 
+  /** The status line: `text`, or a function giving it (said again in a new language). */
   function setStatus(text, kind) {
     const el = $("status");
-    el.textContent = text;
+    status = typeof text === "function" ? text : null;
+    el.textContent = status ? status() : text;
     el.dataset.kind = kind;
   }
 
@@ -70,6 +73,7 @@ export function makeRefusals({ lastChanged }) {
 
   function reshow() {
     if (lastError) showError(lastError.err, lastError.sections);
+    else if (status) $("status").textContent = status();
   }
 
   return { setStatus, showError, clearError, reshow };

@@ -10,6 +10,23 @@ import { t } from "./i18n.js";
 
 /** Columns drawn at once: about what a plot of a few hundred px can show one by one. */
 export const WIDTH = { units: 256, features: 128 };
+/**
+ * On a phone held upright (a page under 600 px wide, not an embed): a plot's cells are
+ * 120-230 px across (less beside token names at 360 px), so 96 columns, each cell still at
+ * least a pixel wide (no column of the window is lost between pixels).
+ */
+export const PHONE_WIDTH = { units: 96, features: 96 };
+const PHONE_QUERY = "(max-width: 600px)";
+
+function phone() {
+  return typeof window !== "undefined" && !document.documentElement.classList.contains("embed")
+    && Boolean(window.matchMedia?.(PHONE_QUERY).matches);
+}
+
+/** The most columns window `kind` draws at once at this window size. */
+function widest(kind) {
+  return phone() ? PHONE_WIDTH[kind] : WIDTH[kind];
+}
 const LABELS = { units: "window.units", features: "window.features" };
 const KEYS = { units: ["pre_activation", "up", "hidden"], features: ["input", "output"] };
 const starts = { units: 0, features: 0 };
@@ -27,7 +44,7 @@ const $ = (id) => /** @type {Control} */ (document.getElementById(id));
  */
 function widthOf(kind) {
   const range = serverWindows ? sent?.[kind] : null;
-  return range ? Math.max(1, Math.min(WIDTH[kind], range[1] - range[0])) : WIDTH[kind];
+  return range ? Math.max(1, Math.min(widest(kind), range[1] - range[0])) : widest(kind);
 }
 
 /** The display-summary group of tensor `key` in an answer, or null (sent whole). */
@@ -128,4 +145,10 @@ on("language", () => {
 if (typeof document !== "undefined") {
   bind("units");
   bind("features");
+  // turning a phone or resizing across PHONE_QUERY changes how many columns are drawn
+  window.matchMedia?.(PHONE_QUERY).addEventListener?.("change", () => {
+    syncControl("units");
+    syncControl("features");
+    emit("redraw", { reason: "window" });
+  });
 }

@@ -6,7 +6,14 @@
 //   "edge": a plot reaches past the right edge of the window,
 //   "row": two plots of one row of the flow start at different heights (a neighbour's
 //   two-line caption pushed one down).
-() => {
+// With { phone: true } (phone and tablet sizes) also
+//   "scroll": the page is wider than the window (document scrollWidth > viewport width),
+//   "beside": two plots side by side (a phone shows one plot per row),
+//   "cells": a heatmap with more columns (rows) than CSS pixels across (down) its plot area,
+//   "font": a text smaller than 12 px (HTML text, or text Plotly drew),
+//   "target": a control smaller than 44 x 44 px to touch (buttons, selects, menus, sliders,
+//   number fields; a checkbox or radio by its label), or one that reaches past the window.
+(opts = {}) => {
   const TEXT = [
     ".gtitle", ".xtitle", ".ytitle", ".xtick text", ".ytick text",
     ".colorbar text", ".cbaxis text", ".legend text", ".annotation text",
@@ -67,5 +74,66 @@
       }
     }
   }
+  if (opts && opts.phone) phoneProblems(boxes, problems);
   return { plots: plots.length, problems };
+
+  function phoneProblems(boxes, problems) {
+    const MIN_FONT = 12;
+    const MIN_TARGET = 44;
+    const root = document.documentElement;
+    if (root.scrollWidth > root.clientWidth) {
+      problems.push({ kind: "scroll", plot: "", text: `${root.scrollWidth} > ${root.clientWidth}` });
+    }
+    for (let i = 0; i < boxes.length; i += 1) {
+      for (let j = i + 1; j < boxes.length; j += 1) {
+        const [a, b] = [boxes[i][1], boxes[j][1]];
+        const sameRow = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > Math.min(a.height, b.height) / 2;
+        if (sameRow) problems.push({ kind: "beside", plot: boxes[i][0].id, other: boxes[j][0].id });
+      }
+    }
+    // every heatmap cell is one entry of the tensor, at least a CSS pixel wide and tall (a
+    // window of columns, never more columns than pixels, which would drop some unseen)
+    for (const [el] of boxes) {
+      const trace = (el.data || []).find((t) => t.type === "heatmap");
+      const full = el._fullLayout;
+      if (!trace || !full?.xaxis?._length || !trace.z?.length) continue;
+      const cols = trace.z[0].length, rows = trace.z.length;
+      if (cols > full.xaxis._length + 0.5 || rows > full.yaxis._length + 0.5) {
+        problems.push({ kind: "cells", plot: el.id, text: `${rows}x${cols} cells in ${Math.round(full.xaxis._length)}x${Math.round(full.yaxis._length)} px` });
+      }
+    }
+    // a box a reader can see: laid out, not clipped to a pixel (screen-reader-only text)
+    const seen = (el) => {
+      if (!shown(el) || (el.checkVisibility && !el.checkVisibility())) return false;
+      const r = el.getBoundingClientRect();
+      return r.width > 2 && r.height > 2;
+    };
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const small = new Set();
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const el = node.parentElement;
+      if (!node.textContent.trim() || !el || small.has(el) || el.closest("script, style, [hidden]")) continue;
+      if (el.closest(".js-plotly-plot") && !el.closest("svg")) continue; // Plotly's hidden helpers
+      if (!seen(el)) continue;
+      const size = parseFloat(getComputedStyle(el).fontSize);
+      if (size < MIN_FONT - 0.05) {
+        small.add(el);
+        problems.push({ kind: "font", plot: el.closest(".js-plotly-plot")?.id ?? "", text: `${size.toFixed(1)}px ${node.textContent.trim().slice(0, 40)}` });
+      }
+    }
+    const controls = "button, select, summary, input:not([type=hidden]), [role=button], [role=tab]";
+    for (const el of document.querySelectorAll(controls)) {
+      if (el.closest(".js-plotly-plot") || el.disabled && el.closest("[hidden]")) continue;
+      const target = ["checkbox", "radio"].includes(el.type) ? el.closest("label") ?? el : el;
+      if (!seen(target)) continue;
+      const r = target.getBoundingClientRect();
+      const name = el.id || el.getAttribute("data-i18n") || el.textContent.trim().slice(0, 30) || el.type;
+      if (r.width < MIN_TARGET - 0.5 || r.height < MIN_TARGET - 0.5) {
+        problems.push({ kind: "target", plot: "", text: `${name} ${Math.round(r.width)}x${Math.round(r.height)}` });
+      }
+      if (r.left < -1 || r.right > root.clientWidth + 1) {
+        problems.push({ kind: "target", plot: "", text: `${name} off the window (${Math.round(r.left)}-${Math.round(r.right)})` });
+      }
+    }
+  }
 }

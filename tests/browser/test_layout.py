@@ -4,7 +4,10 @@ For every preset (and SwiGLU picked from the menu, typed text, larger text), at 
 1920x1080, in en and zh-CN, and for the embed view at 640x360 and 1280x720, every text Plotly
 draws (titles, axis titles, ticks, colour-bar ticks, legends, annotations) must lie inside its
 plot's container and overlap no other text of that plot; no two plots may overlap, no flow
-arrow may lie under a plot, no plot may reach past the window's right edge. The count per
+arrow may lie under a plot, no plot may reach past the window's right edge. On phones and
+tablets (360x640, 390x844 at device scale 3, 768x1024, touch) the normal page must also not
+scroll sideways, show one plot per row, draw no text under 12 px, give every control 44 x 44
+px to touch inside the window, and draw each heatmap cell at least a pixel wide. The count per
 case is printed (run with -s); zero is the target and the test fails on more.
 
 Screenshots go to test-artifacts/layout/ (docs/layout/ with FFN_LAB_UPDATE_SCREENSHOTS=1).
@@ -152,9 +155,9 @@ def _wait_sized(page: Any) -> list[str]:
         return list(page.evaluate(UNSIZED))
 
 
-def _measure(page: Any, case: str) -> tuple[int, dict[str, Any]]:
+def _measure(page: Any, case: str, phone: bool = False) -> tuple[int, dict[str, Any]]:
     unsized = _wait_sized(page)
-    found = page.evaluate(PROBE)
+    found = page.evaluate(PROBE, {"phone": phone})
     problems = found["problems"]
     problems += [{"kind": "not-resized", "plot": plot, "text": ""} for plot in unsized]
     kinds: dict[str, int] = {}
@@ -250,3 +253,71 @@ def test_embed_has_no_clipped_or_overlapping_text(browser, server_url, name):  #
     _report(name, results)
     counts = {case: len(r["problems"]) for case, r in results.items()}
     assert all(n == 0 for n in counts.values()), counts
+
+
+# Phones and tablets: (width, height, device scale factor); each a touch screen.
+PHONE_SIZES = [(360, 640, 1), (390, 844, 3), (768, 1024, 1)]
+PHONE_CASES: dict[str, str] = {
+    "default": "",
+    "tiny": "preset=tiny",
+    "llama-7b": "preset=llama-7b",
+    "swiglu": "activation=swiglu",
+    "typed-text": "source=text&text=" + TEXT.replace(" ", "+"),
+}
+
+
+def _open_menu_problems(page: Any) -> list[dict[str, Any]]:
+    """The export menu opened: its items are touch targets inside the window too."""
+    menu = page.locator("#export-menu")
+    menu.locator("summary").scroll_into_view_if_needed()
+    menu.locator("summary").tap()
+    page.wait_for_function("() => document.getElementById('export-menu').open")
+    _settle(page)
+    found = page.evaluate(PROBE, {"phone": True})
+    menu.locator("summary").tap()
+    page.wait_for_function("() => !document.getElementById('export-menu').open")
+    return [p for p in found["problems"] if p["kind"] in ("target", "scroll")]
+
+
+@pytest.mark.timeout(900)  # three sizes x two languages of every panel
+@pytest.mark.parametrize("name", list(PHONE_CASES))
+def test_phone_and_tablet_layout(browser, server_url, name):  # type: ignore[no-untyped-def]
+    """The normal page on phones and tablets (touch), en and zh-CN: besides the projector
+    sizes' checks, no sideways scrolling, one plot per row, no text under 12 px, every
+    control at least 44 x 44 px and inside the window, every heatmap cell at least a pixel,
+    the export menu inside the window, and the language switch reachable."""
+    results: dict[str, Any] = {}
+    errors: list[str] = []
+    for w, h, scale in PHONE_SIZES:
+        context = browser.new_context(
+            viewport={"width": w, "height": h},
+            device_scale_factor=scale,
+            is_mobile=True,
+            has_touch=True,
+            locale="en-US",
+        )
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        try:
+            page.goto(f"{server_url}/?lang=en&{PHONE_CASES[name]}")
+            _wait_first(page)
+            if name == "typed-text":
+                page.locator("#plot-hidden[data-rows]").wait_for(state="attached")
+            for lang in LANGS:
+                # the language switch is reachable: scrolled to, inside the window, usable
+                page.locator("#lang").scroll_into_view_if_needed()
+                _switch_language(page, lang)
+                missing = _visit_sections(page)
+                case = f"phone-{name}_{w}x{h}_{lang}"
+                _n, detail = _measure(page, case, phone=True)
+                detail["problems"] += _open_menu_problems(page)
+                detail["missing_panels"] = missing
+                results[case] = detail
+        finally:
+            context.close()
+    _report(f"phone-{name}", results)
+    counts = {case: len(r["problems"]) for case, r in results.items()}
+    assert errors == []
+    assert all(n == 0 for n in counts.values()), counts
+    missing = {case: r["missing_panels"] for case, r in results.items() if r["missing_panels"]}
+    assert missing == {}, f"panels that neither drew nor said why: {missing}"

@@ -37,7 +37,12 @@ export function currentFontScale() {
   return fontScale;
 }
 
-let rootCache = { key: "", scale: 1 };
+let rootCache = { key: "", scale: 1, floor: 0 };
+
+/** The smallest chart text on a phone or tablet (px): readable in a student's hand. */
+export const PHONE_MIN_FONT = 12;
+/** The window width up to which the page is laid out for phones and tablets (phone.css). */
+const PHONE_QUERY = "(max-width: 900px)";
 
 /**
  * The root font size over 16 px: the page scales up on big screens (app.css clamp). It
@@ -49,14 +54,22 @@ export function rootScale() {
   if (typeof document === "undefined") return 1;
   const key = `${window.innerWidth}x${window.devicePixelRatio} ${document.documentElement.className}`;
   if (rootCache.key !== key) {
-    rootCache = { key, scale: (parseFloat(getComputedStyle(document.documentElement).fontSize) || 16) / 16 };
+    const root = document.documentElement;
+    // a phone or tablet (not an embed, whose fixed frame has its own smaller text): no
+    // chart text under PHONE_MIN_FONT
+    const phone = !root.classList.contains("embed") && window.matchMedia?.(PHONE_QUERY).matches;
+    rootCache = { key, scale: (parseFloat(getComputedStyle(root).fontSize) || 16) / 16, floor: phone ? PHONE_MIN_FONT : 0 };
   }
   return rootCache.scale;
 }
 
-/** A font size in px: `base` at normal text, scaled with the page and "larger text". */
+/**
+ * A font size in px: `base` at normal text, scaled with the page and "larger text"; never
+ * under PHONE_MIN_FONT on a phone or tablet.
+ */
 export function px(base) {
-  return Math.round(base * fontScale * rootScale());
+  const size = Math.round(base * fontScale * rootScale());
+  return Math.max(size, rootCache.floor);
 }
 
 /** The container's size in CSS px (a fallback for containers not laid out yet). */

@@ -1,0 +1,120 @@
+"""A student's phone (390x844, touch, device scale 3): a thumb drags a slider, the page is
+recomputed and never scrolls sideways; the window of drawn columns follows the phone's
+width; the language switch in the controls changes every line, the status line too.
+
+The layout at every phone and tablet size is measured in tests/browser/test_layout.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from tests.browser.conftest import wait_rendered
+
+pytestmark = pytest.mark.browser
+CJK = re.compile(r"[\u4e00-\u9fff]")
+TIMEOUT = 60_000  # ms
+
+
+def _phone(browser: Any) -> tuple[Any, Any]:
+    context = browser.new_context(
+        viewport={"width": 390, "height": 844},
+        device_scale_factor=3,
+        is_mobile=True,
+        has_touch=True,
+        locale="en-US",
+    )
+    return context, context.new_page()
+
+
+def _thumb_drag(page: Any, selector: str, to: float) -> None:
+    """Drag range `selector` with a finger (CDP touch events) from its thumb to the fraction
+    `to` of its width, in small moves as a thumb does."""
+    box = page.locator(selector).bounding_box()
+    assert box is not None
+    value = page.evaluate(
+        "(sel) => { const el = document.querySelector(sel);"
+        " return (el.value - el.min) / ((el.max - el.min) || 1); }",
+        selector,
+    )
+    thumb = 14  # px: half the thumb (phone.css: 28 px); its centre runs inside the track
+    x0 = box["x"] + thumb + value * (box["width"] - 2 * thumb)
+    x1 = box["x"] + thumb + to * (box["width"] - 2 * thumb)
+    y = box["y"] + box["height"] / 2
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x0, "y": y}]})
+    for i in range(1, 11):
+        x = x0 + (x1 - x0) * i / 10
+        cdp.send(
+            "Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y}]}
+        )
+    cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+    cdp.detach()
+
+
+def test_a_thumb_drags_a_slider_and_the_page_follows(browser, server_url):  # type: ignore[no-untyped-def]
+    context, page = _phone(browser)
+    try:
+        page.goto(f"{server_url}/?lang=en")
+        wait_rendered(page, timeout=TIMEOUT)
+        page.locator("#d_ff").scroll_into_view_if_needed()
+        before = page.evaluate("() => document.getElementById('d_ff-value').textContent")
+        seq = page.evaluate("() => document.body.dataset.forwardSeq")
+        _thumb_drag(page, "#d_ff", 0.9)
+        page.wait_for_function(
+            f"() => document.body.dataset.forwardSeq !== {json.dumps(seq)}", timeout=TIMEOUT
+        )
+        wait_rendered(page, timeout=TIMEOUT)
+        after = page.evaluate("() => document.getElementById('d_ff-value').textContent")
+        assert after != before
+        # the flow shows the new width, and the page still fits the phone
+        caption = page.locator("#shape-hidden").text_content() or ""
+        assert after.replace(",", "") in caption.replace(",", "")
+        assert page.evaluate(
+            "() => document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+        )
+    finally:
+        context.close()
+
+
+def test_the_drawn_window_follows_the_phone_width(browser, server_url):  # type: ignore[no-untyped-def]
+    """LLaMA-7B's 11008 units: 96 a window on a phone held upright (each cell at least a
+    pixel), 256 once the page is wider (a phone turned, a tablet)."""
+    context, page = _phone(browser)
+    try:
+        page.goto(f"{server_url}/?lang=en&preset=llama-7b")
+        wait_rendered(page, timeout=TIMEOUT)
+        width = "() => Number(document.getElementById('plot-hidden').dataset.windowStop)"
+        assert page.evaluate(width) == 96
+        length = page.evaluate(
+            "() => document.getElementById('plot-hidden')._fullLayout.xaxis._length"
+        )
+        assert length >= 96
+        page.set_viewport_size({"width": 844, "height": 390})
+        page.locator("#plot-hidden").scroll_into_view_if_needed()
+        page.wait_for_function(f"() => ({width})() === 256", timeout=TIMEOUT)
+    finally:
+        context.close()
+
+
+def test_the_language_switch_changes_the_status_line_too(browser, server_url):  # type: ignore[no-untyped-def]
+    context, page = _phone(browser)
+    try:
+        page.goto(f"{server_url}/?lang=en")
+        wait_rendered(page, timeout=TIMEOUT)
+        assert not CJK.search(page.locator("#status").text_content() or "")
+        switch = page.locator("#lang")
+        switch.scroll_into_view_if_needed()
+        box = switch.bounding_box()
+        assert box is not None and box["height"] >= 44 and box["x"] + box["width"] <= 390
+        switch.select_option("zh-CN")
+        page.wait_for_function("() => document.documentElement.lang === 'zh-CN'")
+        page.wait_for_function(
+            "() => /[\\u4e00-\\u9fff]/.test(document.getElementById('status').textContent)"
+        )
+    finally:
+        context.close()
