@@ -13,6 +13,9 @@ import uvicorn
 
 from app.config import get_settings
 
+GRACEFUL_SHUTDOWN_S = 10
+"""Seconds uvicorn lets requests finish after SIGTERM before it cuts them."""
+
 
 def main(argv: list[str] | None = None) -> None:
     """Dispatch `check` to the checker; otherwise parse flags and run uvicorn."""
@@ -47,6 +50,12 @@ def serve(argv: list[str]) -> None:
         port=args.port,
         workers=args.workers,
         reload=args.reload,
+        # header and body read timeouts (app/api/slow_clients.py); idle keep-alive 5 s
+        http="app.api.slow_clients:ReadTimeoutProtocol",
+        timeout_keep_alive=5,
+        # a request still running this long after SIGTERM is cut (training streams end at
+        # once: app/services/shutdown.py)
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )
 
 

@@ -48,6 +48,21 @@ class Settings(BaseSettings):
     request_timeout_s: float = Field(
         20.0, gt=0, description="time budget of one FFN request, queueing included (503 after)"
     )
+    header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        description="a connection's request headers must arrive within this time (from its "
+        "opening or the request's first byte), else 408 and close (app/api/slow_clients.py)",
+    )
+    body_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="a request body still arriving after this time must come at "
+        "body_min_rate_bytes per second on average, else 408 and close",
+    )
+    body_min_rate_bytes: int = Field(
+        64 * 1024, ge=1, description="slowest average body rate (bytes/s) after body_timeout_s"
+    )
     light_workers: int = Field(8, ge=1, description="threads for light requests (small FFNs)")
     heavy_workers: int = Field(1, ge=1, description="threads for heavy requests (large FFNs)")
     heavy_min_params: int = Field(

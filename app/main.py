@@ -28,7 +28,7 @@ from app.api.routes import weights as routes_weights
 from app.config import Settings, get_settings
 from app.model import parallel
 from app.paths import STATIC_DIR
-from app.services import allocator
+from app.services import allocator, shutdown
 from app.services.compute import ComputePools, apply_torch_threads
 from app.services.weight_cache import WeightCache
 
@@ -44,7 +44,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.compute_pools = ComputePools(settings)
         apply_torch_threads(settings.torch_threads)  # the event loop runs small FFNs inline
         parallel.set_workers(settings.matmul_workers)
+        restore = shutdown.install()  # training streams end at once on SIGTERM
         yield
+        restore()
 
     app = FastAPI(
         title="FFN Lab",

@@ -11,6 +11,7 @@ proxy (see `config_text`).
 
 from __future__ import annotations
 
+import re
 import shutil
 import signal
 import subprocess
@@ -18,7 +19,10 @@ import tempfile
 from pathlib import Path
 from types import TracebackType
 
-from tests.serverproc import free_port, wait_ready
+from tests.serverproc import ROOT, free_port, wait_ready
+
+DEPLOY_CONF = ROOT / "deploy" / "nginx.conf"
+"""The documented proxy configuration (an upstream and a server block for conf.d/)."""
 
 
 def available() -> bool:
@@ -90,11 +94,47 @@ http {{
 """
 
 
-class Nginx:
-    """nginx in front of `upstreams` (base URLs of FFN Lab processes), or alone."""
+def deploy_config_text(prefix: Path, port: int, upstreams: list[str]) -> str:
+    """deploy/nginx.conf as it is, run here: its upstream servers replaced by `upstreams`
+    (keeping their parameters), its `listen` by loopback `port`, wrapped in a main
+    configuration with temporary paths under `prefix` and a `/__nginx_ok` location."""
+    text = DEPLOY_CONF.read_text(encoding="utf-8")
+    servers = re.findall(r"^\s*server 127\.0\.0\.1:\d+(.*);$", text, flags=re.M)
+    params = servers[0] if servers else ""
+    lines = "\n".join(f"    server {u.removeprefix('http://')}{params};" for u in upstreams)
+    text = re.sub(r"(^\s*server 127\.0\.0\.1:\d+.*;\n)+", lines + "\n", text, flags=re.M)
+    text = text.replace(
+        "    listen 80;\n",
+        f"    listen 127.0.0.1:{port};\n"
+        "    location = /__nginx_ok {\n        default_type application/json;\n"
+        '        return 200 \'{"status":"ok"}\\n\';\n    }\n',
+    )
+    return f"""daemon off;
+worker_processes 1;
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log warn;
+events {{
+    worker_connections 4096;
+}}
+http {{
+    access_log off;
+    client_body_temp_path {prefix}/body;
+    proxy_temp_path {prefix}/proxy;
+    fastcgi_temp_path {prefix}/fastcgi;
+    uwsgi_temp_path {prefix}/uwsgi;
+    scgi_temp_path {prefix}/scgi;
+{text}
+}}
+"""
 
-    def __init__(self, upstreams: list[str] | None = None) -> None:
+
+class Nginx:
+    """nginx in front of `upstreams` (base URLs of FFN Lab processes), or alone; with
+    `deploy=True`, running the documented deploy/nginx.conf (`deploy_config_text`)."""
+
+    def __init__(self, upstreams: list[str] | None = None, deploy: bool = False) -> None:
         self.upstreams = upstreams or []
+        self.deploy = deploy
         self.base = ""
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -108,7 +148,8 @@ class Nginx:
         prefix.chmod(0o755)
         port = free_port()
         conf = prefix / "nginx.conf"
-        conf.write_text(config_text(prefix, port, self.upstreams), encoding="utf-8")
+        write = deploy_config_text if self.deploy else config_text
+        conf.write_text(write(prefix, port, self.upstreams), encoding="utf-8")
         self._proc = subprocess.Popen(
             [binary, "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")],
             stdout=subprocess.DEVNULL,

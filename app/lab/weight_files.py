@@ -28,6 +28,7 @@ import numpy.typing as npt
 import torch
 
 from app.lab.errors import InvalidValue
+from app.lab.file_bounds import FileBounds, check_pt, check_safetensors, check_zip, refuse
 
 Array = npt.NDArray[np.float32]
 FORMATS = (".safetensors", ".npz", ".pt", ".pth", ".bin")
@@ -84,28 +85,38 @@ class LayerFile:
         return SUGGESTED[self.family]
 
 
-def _refuse(message: str, code: str, **params: Any) -> InvalidValue:
-    """A refused file: `code` and `params` let the page say it in its language."""
-    return InvalidValue("file", message, None, f"file_{code}", **params)
+_refuse = refuse
 
 
-def read_tensors(data: bytes, filename: str) -> tuple[str, dict[str, torch.Tensor]]:
+def read_tensors(
+    data: bytes, filename: str, bounds: FileBounds | None = None
+) -> tuple[str, dict[str, torch.Tensor]]:
     """(format, tensors by name) of a file, by its extension; nothing in it is executed.
 
+    With `bounds`, what the file declares (zip member sizes, .npy and .safetensors headers)
+    is checked first (`app.lab.file_bounds`), before any tensor is read.
+
     Raises:
-        InvalidValue: an unknown extension, a file that does not parse, or one without
-            tensors (the message names what was found and what was expected).
+        InvalidValue: an unknown extension, a file that does not parse, one that declares
+            more than `bounds` allow, or one without tensors (the message names what was
+            found and what was expected).
     """
     name = filename.lower()
     try:
         if name.endswith(".safetensors"):
             from safetensors.torch import load
 
+            if bounds is not None:
+                check_safetensors(data, filename, bounds)
             return "safetensors", dict(load(data))
         if name.endswith(".npz"):
+            if bounds is not None:
+                check_zip(data, filename, bounds, "npz")
             with np.load(io.BytesIO(data), allow_pickle=False) as npz:
                 return "npz", {k: torch.from_numpy(np.array(npz[k])) for k in npz.files}
         if name.endswith((".pt", ".pth", ".bin")):
+            if bounds is not None:
+                check_pt(data, filename, bounds)
             loaded = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
             return "pt", _state_dict(loaded)
     except InvalidValue:
@@ -232,8 +243,11 @@ def _matches(names: list[str], suffix: str) -> list[str]:
     return out
 
 
-def map_names(tensors: Mapping[str, torch.Tensor]) -> tuple[str, dict[str, torch.Tensor]]:
-    """(family, tensors by our names, paper orientation) for the first family that fits.
+def map_names(
+    tensors: Mapping[str, torch.Tensor], sources: dict[str, str] | None = None
+) -> tuple[str, dict[str, torch.Tensor]]:
+    """(family, tensors by our names, paper orientation) for the first family that fits;
+    `sources`, when given, receives our name -> the file's name of each tensor used.
 
     Raises:
         InvalidValue: no family fits (the names found and the ones expected are listed), or
@@ -261,6 +275,8 @@ def map_names(tensors: Mapping[str, torch.Tensor]) -> tuple[str, dict[str, torch
                 )
             if hits:
                 found[ours] = turn(tensors[hits[0]])
+                if sources is not None:
+                    sources[ours] = hits[0]
         if all(name in found for name in REQUIRED[family]):
             return ("ffn-lab" if family == "ffn-lab-module" else family), found
     shown = ", ".join(names[:12]) + (f" ... ({len(names)} in all)" if len(names) > 12 else "")
@@ -272,40 +288,159 @@ def map_names(tensors: Mapping[str, torch.Tensor]) -> tuple[str, dict[str, torch
     )
 
 
-def read_layer(data: bytes, filename: str, max_abs_value: float) -> LayerFile:
-    """The FFN weights of an uploaded file, checked: float32, finite, consistent shapes.
+def read_layer(
+    data: bytes, filename: str, max_abs_value: float, bounds: FileBounds | None = None
+) -> LayerFile:
+    """The FFN weights of an uploaded file, checked: floating-point, finite, consistent shapes.
+
+    With `bounds`, the file's declared sizes are checked before anything is read, and d_model,
+    d_ff and the parameter count must be within the server's limits.
 
     Raises:
-        InvalidValue: a file FFN Lab cannot read, no known naming, shapes that do not fit
-            together ([d_model, d_ff] then [d_ff, d_model]), biases on only some maps, or a
-            value that is not finite or over `max_abs_value`.
+        InvalidValue: a file FFN Lab cannot read, no known naming, a tensor that is not a plain
+            dense CPU floating-point array of its own (meta, sparse, quantized, complex, bool,
+            0-dim, non-contiguous, a view sharing storage), shapes that do not fit together
+            ([d_model, d_ff] then [d_ff, d_model]) or the server's limits, biases on only some
+            maps, or a value that is not finite or over `max_abs_value`. Every refusal names
+            the file (param `file`).
     """
-    kind, tensors = read_tensors(data, filename)
-    family, found = map_names(tensors)
+    try:
+        return _read_layer(data, filename, max_abs_value, bounds)
+    except InvalidValue as error:
+        if "file" not in error.params:
+            error.params = {"file": filename, **error.params}
+            if not error.message.startswith(repr(filename)):
+                error.message = f"{filename!r}: {error.message}"
+                error.args = (f"{error.field}: {error.message}",)
+        raise
+
+
+def _read_layer(
+    data: bytes, filename: str, max_abs_value: float, bounds: FileBounds | None
+) -> LayerFile:
+    kind, tensors = read_tensors(data, filename, bounds)
+    sources: dict[str, str] = {}
+    family, found = map_names(tensors, sources)
+    _check_plain({sources[name]: tensors[sources[name]] for name in found}, views=kind == "pt")
     weights: dict[str, Array] = {}
     for name, tensor in found.items():
-        if not tensor.is_floating_point():
+        _check_values(name, tensor, max_abs_value)
+        weights[name] = np.ascontiguousarray(tensor.detach().to(torch.float32).numpy())
+    _check_shapes(weights)
+    if bounds is not None:
+        _check_limits(weights, bounds)
+    return LayerFile(family=family, format=kind, weights=weights, found=sorted(tensors))
+
+
+def _kind_refusal(code: str, name: str, what: str, fix: str, **params: Any) -> InvalidValue:
+    return _refuse(
+        f"{name} is {what}; FFN Lab reads plain dense float tensors ({fix})",
+        code,
+        name=name,
+        **params,
+    )
+
+
+def _check_plain(found: Mapping[str, torch.Tensor], views: bool) -> None:
+    """Each tensor (by its name in the file) is a dense, contiguous CPU float array that has
+    its storage to itself (`views`: a .pt's tensors can be views; .npz and .safetensors arrays
+    always own their memory, in C or Fortran order)."""
+    storages: dict[int, str] = {}
+    for name, tensor in found.items():
+        if tensor.device.type != "cpu":
+            raise _kind_refusal(
+                "device",
+                name,
+                f"on the {tensor.device.type} device (no values)",
+                "save its values on the CPU",
+                device=tensor.device.type,
+            )
+        if tensor.layout != torch.strided:
+            layout = str(tensor.layout).removeprefix("torch.")
+            raise _kind_refusal(
+                "sparse", name, f"a {layout} tensor", "use .to_dense()", layout=layout
+            )
+        if tensor.is_quantized:
+            dtype = str(tensor.dtype).removeprefix("torch.")
+            raise _kind_refusal(
+                "quantized", name, f"quantized ({dtype})", "use .dequantize()", dtype=dtype
+            )
+        if tensor.is_complex() or not tensor.is_floating_point():
             raise _refuse(
-                f"{name} has dtype {tensor.dtype}; expected floating-point numbers",
+                f"{name} has dtype {str(tensor.dtype).removeprefix('torch.')}; FFN Lab reads "
+                "float16, bfloat16, float32 or float64 numbers",
                 "dtype",
                 name=name,
-                dtype=str(tensor.dtype),
+                dtype=str(tensor.dtype).removeprefix("torch."),
+                allowed="float16, bfloat16, float32, float64",
             )
-        array = np.ascontiguousarray(tensor.detach().to(torch.float32).numpy())
-        bad = ~np.isfinite(array) | (np.abs(array) > max_abs_value)
-        if bad.any():
-            index = tuple(int(i) for i in np.argwhere(bad)[0])
+        if tensor.ndim == 0:
+            raise _kind_refusal(
+                "zero_dim", name, "a single number (0-dim)", "a vector or a matrix is needed"
+            )
+        if not views:
+            continue
+        base = tensor
+        if not base.is_contiguous():
+            raise _kind_refusal(
+                "non_contiguous", name, "not contiguous (strided view)", "use .contiguous()"
+            )
+        storage = base.untyped_storage()
+        if storage.nbytes() != base.numel() * base.element_size() or base.storage_offset():
+            raise _kind_refusal("view", name, "a view into a larger storage", "use .clone()")
+        if storage.nbytes() and (other := storages.get(storage.data_ptr())) is not None:
+            raise _kind_refusal(
+                "shared", name, f"sharing its storage with {other}", "use .clone()", other=other
+            )
+        storages[storage.data_ptr()] = name
+
+
+CHUNK = 1 << 20
+"""Values checked at a time (bounded scratch memory)."""
+
+
+def _check_values(name: str, tensor: torch.Tensor, limit: float) -> None:
+    """Every value is finite and within ±limit, checked in the tensor's own dtype."""
+    flat = tensor.detach().reshape(-1)
+    for start in range(0, flat.numel(), CHUNK):
+        part = flat[start : start + CHUNK]
+        bad = ~torch.isfinite(part) | (part.abs() > limit)
+        if bool(bad.any()):
+            offset = start + int(torch.nonzero(bad)[0, 0])
+            index = [int(i) for i in np.unravel_index(offset, tuple(tensor.shape))]
+            value = float(flat[offset])
             raise _refuse(
-                f"{name}{list(index)} = {float(array[index])!r}: values must be finite and "
-                f"within ±{max_abs_value:g}",
+                f"{name}{index} = {value!r}: values must be finite and within ±{limit:g}",
                 "bad_value",
-                name=f"{name}{list(index)}",
-                value=repr(float(array[index])),
-                limit=f"{max_abs_value:g}",
+                name=f"{name}{index}",
+                value=repr(value),
+                limit=f"{limit:g}",
             )
-        weights[name] = array
-    _check_shapes(weights)
-    return LayerFile(family=family, format=kind, weights=weights, found=sorted(tensors))
+
+
+def _check_limits(weights: Mapping[str, Array], bounds: FileBounds) -> None:
+    """d_model and d_ff within 1..the server's limits, parameters within max_params."""
+    d_model, d_ff = (int(n) for n in weights["w1"].shape)
+    for what, value, most in (
+        ("d_model", d_model, bounds.max_d_model),
+        ("d_ff", d_ff, bounds.max_d_ff),
+    ):
+        if not 1 <= value <= most:
+            raise _refuse(
+                f"the layer's {what} is {value:,}; this server runs {what} from 1 to {most:,}",
+                "layer_size",
+                what=what,
+                value=value,
+                limit=most,
+            )
+    params = sum(int(a.size) for a in weights.values())
+    if params > bounds.max_params:
+        raise _refuse(
+            f"the layer has {params:,} parameters; this server runs at most {bounds.max_params:,}",
+            "layer_params",
+            value=params,
+            limit=bounds.max_params,
+        )
 
 
 def _check_shapes(weights: Mapping[str, Array]) -> None:

@@ -65,7 +65,9 @@ class Answer:
 
 
 class AnswerCacheMiddleware:
-    """LRU of encoded answers keyed by (path, hash of the body); see the module docstring."""
+    """LRU of encoded answers keyed by (path, query, content type; hash of the body): only a
+    200 is kept, so a request that would be refused is never answered from memory; see the
+    module docstring."""
 
     def __init__(
         self,
@@ -105,7 +107,7 @@ class AnswerCacheMiddleware:
         if body is None or len(body) > self.max_body_key_bytes:
             await self.app(scope, _replay(messages, receive), send)
             return
-        key = (f"{path}?{scope.get('query_string', b'').decode('latin-1')}", _digest(body))
+        key = (_request_key(scope), _digest(body))
         fresh = _asks_fresh(scope)
         answer = None if fresh else self._answers.get(key)
         if answer is None and not fresh and (flight := self._inflight.get(key)) is not None:
@@ -171,6 +173,22 @@ class AnswerCacheMiddleware:
         while self._bytes > self.max_bytes and self._answers:
             _, dropped = self._answers.popitem(last=False)
             self._bytes -= dropped.nbytes
+
+
+DECIDING_HEADERS = (b"content-type",)
+"""Request headers that decide an answer besides the path, query and body: the content type
+says whether the body is read as JSON (`text/plain` or `image/png` is a 422)."""
+
+
+def _request_key(scope: Scope) -> str:
+    """The path, the query string and the deciding headers' values of a request."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    headers = [
+        value.decode("latin-1")
+        for name, value in scope.get("headers", [])
+        if name.lower() in DECIDING_HEADERS
+    ]
+    return f"{scope.get('path', '')}?{query}\n" + "\n".join(headers)
 
 
 def _digest(body: bytes) -> bytes:

@@ -18,6 +18,7 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.api.body_errors import parse_refusal
 from app.api.encoding import json_response
 from app.lab.errors import InvalidValue, ModelUnavailable
 
@@ -153,13 +154,20 @@ class InternalErrorMiddleware:
 async def http_error(request: Request, exc: Exception) -> Response:
     """FastAPI's HTTP errors, except that a body that is not UTF-8 is a 422 like other non-JSON.
 
-    FastAPI answers such a body with a vague 400 "There was an error parsing the body".
+    FastAPI answers such a body with a vague 400 "There was an error parsing the body"; so
+    it does a body nested deeper than the JSON parser reads or with an integer longer than
+    Python reads (`app.api.body_errors`): both are 422s naming the limit.
     """
     cause = exc.__cause__
     if isinstance(exc, StarletteHTTPException) and isinstance(cause, UnicodeDecodeError):
         msg = f"the request body is not valid JSON: it is not UTF-8 text (byte {cause.start})"
         error = {"loc": ["body"], "msg": msg, "type": "json_invalid"}
         return json_response({"detail": [error]}, status_code=422)
+    if isinstance(exc, StarletteHTTPException) and exc.status_code == 400 and cause is not None:
+        # Nested too deep or a number too long: the body was read (and kept) by FastAPI.
+        refusal = parse_refusal(cause, await request.body())
+        if refusal is not None:
+            return json_response({"detail": [refusal]}, status_code=422)
     return await http_exception_handler(request, exc)  # type: ignore[arg-type]
 
 

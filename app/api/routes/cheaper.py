@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 from fastapi import APIRouter, Request, Response
 
-from app.api.encoding import json_response
+from app.api.finite import finite_response
 from app.api.schemas.cheaper import CheaperRequest, CheaperResponse
 from app.config import get_settings
 from app.lab.cheaper_answer import cheaper_answer
@@ -30,7 +30,8 @@ async def post_cheaper(req: CheaperRequest, request: Request) -> Response:
         before = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            return json_response(cheaper_answer(spec, cache))
+            content = cheaper_answer(spec, cache)
+            return finite_response(content, spec, lambda s: cheaper_answer(s, cache))
         finally:
             torch.set_num_threads(before)
 

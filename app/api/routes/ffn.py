@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from app.api.encoding import json_response, server_timing
+from app.api.finite import finite_response
 from app.api.schemas.ffn import ForwardRequest, PerturbRequest
 from app.api.schemas.responses import ErrorOut, ForwardResponse, PerturbResponse
 from app.config import Settings, get_settings
@@ -51,7 +52,7 @@ def _forward(req: ForwardSpec, cache: WeightCache, settings: Settings) -> Respon
     content = runner.forward(req, cache, settings, timings)
     timings["analysis"] = time.perf_counter() - started - timings["model"] - timings["forward"]
     checkpoint()
-    response = json_response(content)
+    response = finite_response(content, req, lambda s: runner.forward(s, cache, settings, {}))
     timings["encode"] = time.perf_counter() - started - sum(timings.values())
     response.headers["server-timing"] = server_timing(timings)
     return response
@@ -62,7 +63,7 @@ def _perturb(req: PerturbSpec, cache: WeightCache, settings: Settings) -> Respon
         return json_response(runner_pretrained.perturb(req, settings))
     content = runner.perturb(req, cache, settings)
     checkpoint()
-    return json_response(content)
+    return finite_response(content, req, lambda s: runner.perturb(s, cache, settings))
 
 
 async def _run(request: Request, req: ForwardRequest, passes: int, work: Any) -> Response:

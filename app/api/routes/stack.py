@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
-from app.api.encoding import json_response
+from app.api.finite import finite_response
 from app.api.schemas.responses import ErrorOut
 from app.api.schemas.stack import StackRequest, StackResponse
 from app.config import get_settings
@@ -39,6 +39,6 @@ async def post_stack(req: StackRequest, request: Request) -> Response:
     def work() -> Response:
         content = stack_answer(spec, settings)
         checkpoint()
-        return json_response(content)
+        return finite_response(content, spec, lambda s: stack_answer(s, settings))
 
     return await pools.run(work, cost)

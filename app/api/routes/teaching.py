@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from app.api.encoding import json_response
+from app.api.finite import finite_response
 from app.api.schemas.ffn import ForwardRequest
 from app.api.schemas.teaching import (
     AttentionVsFFNRequest,
@@ -40,20 +41,22 @@ from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["teaching"])
 
-Work = Callable[[WeightCache, Settings], dict[str, Any]]
+Work = Callable[[Any, WeightCache, Settings], dict[str, Any]]
 
 
 async def _run(request: Request, req: ForwardRequest, passes: int, work: Work) -> Response:
-    """`work(cache, settings)` encoded as JSON, inline or in a pool by its cost
+    """`work(spec, cache, settings)` encoded as JSON (finite numbers only, else a 422 that
+    names the input scale that fits: `app.api.finite`), inline or in a pool by its cost
     (`passes` forward passes of the request's FFN: the runner's own count)."""
     settings = get_settings()
     cache: WeightCache = request.app.state.weight_cache
     cost = estimate_cost(req.ffn_config(), req.token_count, settings, passes)
+    spec = req.spec()
 
     def compute() -> Response:
-        content = work(cache, settings)
+        content = work(spec, cache, settings)
         checkpoint()
-        return json_response(content)
+        return finite_response(content, spec, lambda smaller: work(smaller, cache, settings))
 
     inline = cost.flops <= settings.inline_max_flops and cost.cost_class == "light"
     return await run_request(request, compute, cost, inline)
@@ -64,20 +67,20 @@ async def post_attention_vs_ffn(req: AttentionVsFFNRequest, request: Request) ->
     """Nudge one token; compare ‖Δ output‖ per position of self-attention and the FFN."""
     passes = 2 + (2 * req.token_count if req.influence else 0)
     return await _run(
-        request, req, passes, lambda c, s: runner_contrast.attention_vs_ffn(req.spec(), c, s)
+        request, req, passes, lambda p, c, s: runner_contrast.attention_vs_ffn(p, c, s)
     )
 
 
 @router.post("/block", response_model=BlockResponse)
 async def post_block(req: BlockRequest, request: Request) -> Response:
     """The FFN sub-layer with its residual add and LayerNorm (post- or pre-norm), step by step."""
-    return await _run(request, req, 1, lambda c, s: runner_block.block(req.spec(), c, s))
+    return await _run(request, req, 1, lambda p, c, s: runner_block.block(p, c, s))
 
 
 @router.post("/variants", response_model=VariantsResponse)
 async def post_variants(req: VariantsRequest, request: Request) -> Response:
     """The same input and W1 through ReLU, GELU, SiLU, SwiGLU, GeGLU and GeGLU (tanh)."""
-    return await _run(request, req, 6, lambda c, s: runner_block.variants(req.spec(), c, s))
+    return await _run(request, req, 6, lambda p, c, s: runner_block.variants(p, c, s))
 
 
 @router.post("/budget", response_model=BudgetResponse)
@@ -90,19 +93,17 @@ async def post_budget(req: BudgetRequest) -> Response:
 @router.post("/conv1d-check", response_model=Conv1dResponse)
 async def post_conv1d_check(req: SeededForwardRequest, request: Request) -> Response:
     """max |FFN(x) − Conv1d(Conv1d(x))| with kernel-size-1 convolutions of the same weights."""
-    return await _run(request, req, 2, lambda c, s: runner_block.conv1d_check(req.spec(), c))
+    return await _run(request, req, 2, lambda p, c, s: runner_block.conv1d_check(p, c))
 
 
 @router.post("/dropout", response_model=DropoutResponse)
 async def post_dropout(req: DropoutRequest, request: Request) -> Response:
     """Dropout in train mode (mask, 1/(1-p) scaling) against eval mode (identity)."""
-    return await _run(request, req, 4, lambda c, s: runner_block.dropout(req.spec(), c, s))
+    return await _run(request, req, 4, lambda p, c, s: runner_block.dropout(p, c, s))
 
 
 @router.post("/misconceptions", response_model=MisconceptionsResponse)
 async def post_misconceptions(req: SeededPerturbRequest, request: Request) -> Response:
     """Checks: two linear maps not one, no mixing of tokens, one W1 for every position."""
     passes = 6 + req.token_count
-    return await _run(
-        request, req, passes, lambda c, s: runner_contrast.misconceptions(req.spec(), c, s)
-    )
+    return await _run(request, req, passes, lambda p, c, s: runner_contrast.misconceptions(p, c, s))

@@ -33,6 +33,7 @@ from app.config import get_settings
 from app.lab.capacity import CapacityPoint, capacity_sweep
 from app.lab.memory import TrainConfig
 from app.lab.train import Final, Progress, train
+from app.services import shutdown
 
 router = APIRouter(prefix="/api", tags=["learning"])
 logger = logging.getLogger(__name__)
@@ -41,6 +42,8 @@ NDJSON = "application/x-ndjson"
 _OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 _END = object()
 _END_OF_SWEEP = object()
+SHUTDOWN_LINE = orjson.dumps({"done": False, "reason": "server shutting down"}) + b"\n"
+"""The last line of a training stream the server ends because it is stopping."""
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     200: {
@@ -63,9 +66,14 @@ class TrainStats:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def step(self) -> None:
-        """One optimiser step was taken (called from the worker thread)."""
+        """One optimiser step was taken (called from the worker thread).
+
+        Raises:
+            ShuttingDown: the server was asked to stop (SIGTERM): the training ends now.
+        """
         with self.lock:
             self.steps_run += 1
+        shutdown.check()
 
     def snapshot(self) -> dict[str, int]:
         """The counters as a dict."""
@@ -149,7 +157,8 @@ async def _ndjson(
     encode: Callable[[Any], dict[str, Any]],
     stats: TrainStats,
 ) -> AsyncIterator[bytes]:
-    """One line per record; stops (and closes `records`) when the client goes away."""
+    """One line per record; stops (and closes `records`) when the client goes away. When the
+    server is stopping (SIGTERM), the stream ends at once with `SHUTDOWN_LINE`."""
     threads = get_settings().train_torch_threads
     finished = False
     try:
@@ -157,8 +166,12 @@ async def _ndjson(
             if await request.is_disconnected():
                 break
             try:
+                shutdown.check()
                 record = await anyio.to_thread.run_sync(_next, records, threads)
                 line = None if record is _END else orjson.dumps(encode(record), option=_OPTIONS)
+            except shutdown.ShuttingDown:
+                yield SHUTDOWN_LINE
+                break
             except Exception:  # headers are sent: say so in the stream, log the traceback
                 logger.exception("training stream failed")
                 yield orjson.dumps({"done": True, "error": INTERNAL_ERROR}) + b"\n"

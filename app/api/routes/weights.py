@@ -16,6 +16,7 @@ from starlette.concurrency import run_in_threadpool
 from app.api.schemas.responses import ErrorOut
 from app.api.schemas.weights import UploadResponse
 from app.config import get_settings
+from app.lab.file_bounds import FileBounds
 from app.lab.weight_files import FORMATS, LayerFile, read_layer
 from app.services.uploads import UploadStore, upload_store
 
@@ -45,14 +46,26 @@ async def post_upload(
     ),
 ) -> UploadResponse:
     """Read one layer's FFN weights (names mapped as `lab.from_module`), keep them, return
-    their id, shapes and the activation the family uses."""
+    their id, shapes and the activation the family uses.
+
+    What the file declares (zip member sizes, .npy and .safetensors headers) is checked
+    against `upload_max_bytes` before any tensor is read, so an upload needs at most the
+    body plus 2 x `upload_max_bytes`; d_model and d_ff must be within the server's limits.
+    Every refusal is a 422 naming the file, the tensor, the value or limit and what is
+    allowed (`app.lab.file_bounds`, `app.lab.weight_files`)."""
     data = await request.body()
     settings = get_settings()
     store = upload_store()
     key = UploadStore.key(data)
     layer = store.get(key)
     if layer is None:
-        layer = await run_in_threadpool(read_layer, data, filename, settings.max_abs_value)
+        bounds = FileBounds(
+            max_tensor_bytes=settings.upload_max_bytes,
+            max_d_model=settings.max_d_model,
+            max_d_ff=settings.max_d_ff,
+            max_params=settings.max_params,
+        )
+        layer = await run_in_threadpool(read_layer, data, filename, settings.max_abs_value, bounds)
         store.put(key, layer)
     return _answer(key, layer)
 
