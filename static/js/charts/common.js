@@ -3,21 +3,21 @@
 // No DOM lookups and no fetches.
 /* global Plotly */
 import { fitText, textWidth } from "../fit.js";
+import RULES from "./rules.json" with { type: "json" };
 
+// The chart rules (colours, robust quantile, window widths) live in one data file that the
+// Python figures read too (app/lab/figure_parts.py): rules.json.
 // ColorBrewer RdBu (colour-blind safe), blue < 0 < red, white at exactly 0.
-export const DIVERGING = [
-  [0.0, "#2166ac"], [0.125, "#4393c3"], [0.25, "#92c5de"], [0.375, "#d1e5f0"],
-  [0.5, "#f7f7f7"],
-  [0.625, "#fddbc7"], [0.75, "#f4a582"], [0.875, "#d6604d"], [1.0, "#b2182b"],
-];
+export const DIVERGING = RULES.diverging;
 // ColorBrewer Blues (sequential, colour-blind safe): for values in [0, 1] such as attention
 // weights, where 0 is "none" rather than the middle of a signed range.
-export const SEQUENTIAL = [
-  [0.0, "#f7fbff"], [0.125, "#deebf7"], [0.25, "#c6dbef"], [0.375, "#9ecae1"], [0.5, "#6baed6"],
-  [0.625, "#4292c6"], [0.75, "#2171b5"], [0.875, "#08519c"], [1.0, "#08306b"],
-];
-export const ACCENT = "#2166ac";
-export const MUTED = "#b2182b";
+export const SEQUENTIAL = RULES.sequential;
+export const ACCENT = RULES.accent;
+export const MUTED = RULES.muted;
+/** The quantile of |value| a robust colour range ends at: one outlier cannot wash out a map. */
+export const ROBUST_QUANTILE = RULES.robust_quantile;
+/** Columns a heatmap draws at once (static/js/windows.js): no pooling, one cell per entry. */
+export const WINDOW_WIDTH = RULES.window;
 
 // No modebar: its "share" button uploads to Plotly's cloud (nothing leaves the server), it
 // covers titles and hover labels, and the page has its own PNG/SVG buttons
@@ -189,4 +189,4 @@ export function shortLabels(labels, width, size) {
 }
 
 /** Series colours for side-by-side comparisons (ColorBrewer Dark2, colour-blind friendly). */
-export const SERIES = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02"];
+export const SERIES = RULES.series;

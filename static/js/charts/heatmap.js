@@ -2,14 +2,14 @@
 // of real columns named on the axis, robust colour ranges with the clipped cells marked.
 /* global Plotly */
 import { categoryTicks, fitText, fitting, integerDtick, rowFont, signedTicks, textWidth } from "../fit.js";
-import { axis, baseLayout, DIVERGING, px, react, rootScale, shortLabels, sizeOf } from "./common.js";
+import { axis, baseLayout, DIVERGING, px, react, rootScale, ROBUST_QUANTILE, shortLabels, sizeOf } from "./common.js";
 import { unchanged, whenVisible } from "./redraw.js";
 
 /**
- * A robust colour range for a signed matrix: the `q` quantile of |value| (0.99: one outlier
+ * A robust colour range for a signed matrix: the `q` quantile of |value| (rules.json: 0.99, one outlier
  * feature cannot wash out the picture). Returns { zmax, cells: [[row, col]] beyond it }.
  */
-export function robustRange(matrix, q = 0.99) {
+export function robustRange(matrix, q = ROBUST_QUANTILE) {
   const all = [];
   for (const row of matrix) for (const v of row) all.push(Math.abs(v));
   if (!all.length) return { zmax: 1, cells: [] };
