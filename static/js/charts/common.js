@@ -30,6 +30,7 @@ let fontScale = 1;
 /** Scale every chart's fonts (the lesson's "larger fonts for the back row"); 1 is normal. */
 export function setFontScale(scale) {
   fontScale = scale;
+  forgetSizes();
 }
 
 /** The current font scale (see setFontScale). */
@@ -59,9 +60,29 @@ export function px(base) {
   return Math.round(base * fontScale * rootScale());
 }
 
+// Sizes read in this frame: reading clientWidth after a chart was drawn forces the browser to
+// lay the page out again, once per chart; the charts of one answer are sized in one layout.
+// Forgotten at the next frame (a container that changes size later is drawn again by the
+// ResizeObserver in redraw.js).
+let frameSizes = new WeakMap();
+let forgetting = false;
+
 /** The container's size in CSS px (a fallback for containers not laid out yet). */
 export function sizeOf(el) {
-  return { w: el.clientWidth || 400, h: el.clientHeight || 260 };
+  const known = frameSizes.get(el);
+  if (known) return known;
+  const size = { w: el.clientWidth || 400, h: el.clientHeight || 260 };
+  frameSizes.set(el, size);
+  if (!forgetting && typeof requestAnimationFrame === "function") {
+    forgetting = true;
+    requestAnimationFrame(() => { frameSizes = new WeakMap(); forgetting = false; });
+  }
+  return size;
+}
+
+/** Forget the sizes read in this frame (a caller that changed the page's layout itself). */
+export function forgetSizes() {
+  frameSizes = new WeakMap();
 }
 
 /**
