@@ -112,20 +112,29 @@ def chromium_available() -> bool:
 
 
 @contextmanager
-def _page(viewport: tuple[int, int] = (1280, 720)) -> Iterator[Page]:
+def _page(viewport: tuple[int, int] = (1280, 720), phone: bool = False) -> Iterator[Page]:
     """A 1280x720 (or `viewport`) en-US page (CSP bypassed) in Debian's headless Chromium;
-    the browser is closed on exit."""
+    `phone`: touch, device scale 3 and Chromium's CPU slowdown 4x. The browser is closed
+    on exit."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
+            extra: dict[str, object] = (
+                {"is_mobile": True, "has_touch": True, "device_scale_factor": 3} if phone else {}
+            )
             context = browser.new_context(
                 viewport={"width": viewport[0], "height": viewport[1]},
                 locale="en-US",
                 bypass_csp=True,
+                **extra,  # type: ignore[arg-type]
             )
-            yield context.new_page()
+            page = context.new_page()
+            if phone:
+                cdp = context.new_cdp_session(page)
+                cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+            yield page
             context.close()
         finally:
             browser.close()
@@ -255,6 +264,7 @@ def measure_steps(
     quiet_ms: int = 500,
     kind: str = "tokens",
     viewport: tuple[int, int] = (1280, 720),
+    phone: bool = False,
 ) -> dict[str, StepResult]:
     """For each preset (name -> URL query), `steps` Tokens steps after `warmup`: each step
     waits for the page to be idle (no request in flight for `quiet_ms`) before the next.
@@ -264,7 +274,7 @@ def measure_steps(
 
     results: dict[str, StepResult] = {}
     control, event = STEP_KINDS[kind]
-    with _page(viewport) as page:
+    with _page(viewport, phone) as page:
         page.context.set_extra_http_headers({"cache-control": "no-cache"})
         inflight: set[Request] = set()
         seen: list[Request] = []

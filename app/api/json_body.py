@@ -13,7 +13,6 @@ always. FastAPI's documented pattern: a Request subclass through an APIRoute sub
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -21,13 +20,21 @@ import orjson
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
-LONG_DIGITS = re.compile(rb"\d{19}")
-"""A run of digits that may be an integer orjson would read as a float (beyond 64 bits)."""
+_MARKS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+"""Every digit as "0", every other byte as a space."""
+_LONG = b"0" * 19
+
+
+def long_digit_run(body: bytes) -> bool:
+    """True when `body` has a run of 19 or more digits: an integer orjson might read as a
+    float (beyond 64 bits). bytes.translate and a substring search, both in C: ~1 ms on
+    340 kB of numbers (a regex took ~14 ms)."""
+    return _LONG in body.translate(_MARKS)
 
 
 def loads(body: bytes) -> Any:
     """The value `json.loads(body)` gives (or its JSONDecodeError), by orjson when it can."""
-    if LONG_DIGITS.search(body) is None:
+    if not long_digit_run(body):
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError:
