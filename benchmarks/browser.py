@@ -303,6 +303,9 @@ def measure_steps(
             page.goto(f"{base}/?{query}" if query else f"{base}/")
             page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
             idle()
+            if phone:  # the flow is below the controls on a phone: the student scrolls to it
+                page.locator("#plot-hidden").scroll_into_view_if_needed()
+                idle()
             start = int(page.locator(f"#{control}").input_value())
             out: dict[str, list[float]] = {
                 "visible": [],
