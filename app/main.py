@@ -7,12 +7,13 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.staticfiles import StaticFiles
 
 import app as app_package
+from app.api.assets import IMMUTABLE, REVALIDATE, CachedStaticFiles, static_version
 from app.api.middleware import errors
 from app.api.middleware.answer_cache import AnswerCacheMiddleware
 from app.api.middleware.body_limit import BodySizeLimitMiddleware
+from app.api.middleware.compression import PageCompressionMiddleware
 from app.api.middleware.security_headers import SecurityHeadersMiddleware
 from app.api.routes import cheaper as routes_cheaper
 from app.api.routes import ffn as routes_ffn
@@ -71,8 +72,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["GET", "POST"]
         )
     app.add_middleware(SecurityHeadersMiddleware, frame_ancestors=settings.frame_ancestors)
+    app.add_middleware(PageCompressionMiddleware)  # outside the answer cache: plain bodies kept
     errors.install(app)
-    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    # Versioned (immutable) copies first: templates link them through url_for('static').
+    app.mount(
+        f"/static/{static_version()}",
+        CachedStaticFiles(directory=STATIC_DIR, cache_control=IMMUTABLE),
+        name="static",
+    )
+    app.mount(
+        "/static",
+        CachedStaticFiles(directory=STATIC_DIR, cache_control=REVALIDATE),
+        name="static-latest",
+    )
     app.include_router(routes_meta.router)
     app.include_router(routes_ffn.router)
     app.include_router(routes_pretrained.router)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmarks.browser import PAGE_PRESETS, measure_steps
+from benchmarks.browser import PAGE_PRESETS, STEP_KINDS, measure_steps
 from benchmarks.client import percentile
 from benchmarks.server import COMPUTED
 from tests.serverproc import start_server, stop_server
@@ -34,6 +34,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--steps", type=int, default=9)
     parser.add_argument("--presets", default=",".join(PAGE_PRESETS))
+    parser.add_argument("--kind", default="tokens", choices=sorted(STEP_KINDS))
     args = parser.parse_args()
     presets = {name: PAGE_PRESETS[name] for name in args.presets.split(",")}
     servers = {
@@ -44,7 +45,8 @@ def main() -> None:
     try:
         for _ in range(args.rounds):
             for page, (_, base) in servers.items():
-                for name, result in measure_steps(base, presets, args.steps).items():
+                found = measure_steps(base, presets, args.steps, kind=args.kind)
+                for name, result in found.items():
                     got = figures.setdefault((name, page), {"visible": [], "last": [], "floor": []})
                     got["visible"] += result.visible_ms
                     got["last"] += result.last_request_ms
@@ -54,7 +56,7 @@ def main() -> None:
             stop_server(proc)
     print(
         f"before {args.before}, after {args.after}; {args.rounds} alternating rounds x "
-        f"{args.steps} steps per preset; medians (ms); 1 frame = 16.7 ms"
+        f"{args.steps} {args.kind} steps per preset; medians (ms); 1 frame = 16.7 ms"
     )
     print(f"{'preset':<17} {'page':<7} {'visible redrawn':>16} {'last request':>13} {'floor':>6}")
     for name in presets:

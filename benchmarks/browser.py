@@ -112,18 +112,29 @@ def chromium_available() -> bool:
 
 
 @contextmanager
-def _page() -> Iterator[Page]:
-    """A 1280x720 en-US page (CSP bypassed) in Debian's headless Chromium; the browser is
-    closed on exit."""
+def _page(viewport: tuple[int, int] = (1280, 720), phone: bool = False) -> Iterator[Page]:
+    """A 1280x720 (or `viewport`) en-US page (CSP bypassed) in Debian's headless Chromium;
+    `phone`: touch, device scale 3 and Chromium's CPU slowdown 4x. The browser is closed
+    on exit."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(
-                viewport={"width": 1280, "height": 720}, locale="en-US", bypass_csp=True
+            extra: dict[str, object] = (
+                {"is_mobile": True, "has_touch": True, "device_scale_factor": 3} if phone else {}
             )
-            yield context.new_page()
+            context = browser.new_context(
+                viewport={"width": viewport[0], "height": viewport[1]},
+                locale="en-US",
+                bypass_csp=True,
+                **extra,  # type: ignore[arg-type]
+            )
+            page = context.new_page()
+            if phone:
+                cdp = context.new_cdp_session(page)
+                cdp.send("Emulation.setCPUThrottlingRate", {"rate": 4})
+            yield page
             context.close()
         finally:
             browser.close()
@@ -169,7 +180,7 @@ def measure_sliders(
 # whether it was in the viewport then; resource timings are cleared so that the /api/
 # entries that follow belong to this step.
 _STEP_START_JS = """
-(value) => {
+([value, id, type]) => {
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
   const marks = [];
   const handlers = plots.map((p) => {
@@ -185,11 +196,18 @@ _STEP_START_JS = """
   performance.clearResourceTimings();
   performance.setResourceTimingBufferSize(10000);
   window.__ffnStep = { t0: performance.now(), marks, handlers };
-  const slider = document.getElementById('tokens');
-  slider.value = String(value);
-  slider.dispatchEvent(new Event('input', { bubbles: true }));
+  const control = document.getElementById(id);
+  control.value = String(value);
+  control.dispatchEvent(new Event(type, { bubbles: true }));
 }
 """
+
+STEP_KINDS: dict[str, tuple[str, str]] = {
+    "tokens": ("tokens", "input"),
+    "seed": ("input_seed", "change"),
+}
+"""A step of each kind: the control moved and the event it fires. `tokens` (T <-> T-1)
+changes the tensors' shapes; `seed` (the input seed s <-> s+1) changes their values only."""
 
 # Runs in the page once the network is quiet: the step's figures, in ms from the input event.
 _STEP_END_JS = """
@@ -239,7 +257,14 @@ PAGE_PRESETS: dict[str, str] = {
 
 
 def measure_steps(
-    base: str, presets: dict[str, str], steps: int, warmup: int = 1, quiet_ms: int = 500
+    base: str,
+    presets: dict[str, str],
+    steps: int,
+    warmup: int = 1,
+    quiet_ms: int = 500,
+    kind: str = "tokens",
+    viewport: tuple[int, int] = (1280, 720),
+    phone: bool = False,
 ) -> dict[str, StepResult]:
     """For each preset (name -> URL query), `steps` Tokens steps after `warmup`: each step
     waits for the page to be idle (no request in flight for `quiet_ms`) before the next.
@@ -248,7 +273,8 @@ def measure_steps(
     from playwright.sync_api import Request
 
     results: dict[str, StepResult] = {}
-    with _page() as page:
+    control, event = STEP_KINDS[kind]
+    with _page(viewport, phone) as page:
         page.context.set_extra_http_headers({"cache-control": "no-cache"})
         inflight: set[Request] = set()
         seen: list[Request] = []
@@ -277,7 +303,10 @@ def measure_steps(
             page.goto(f"{base}/?{query}" if query else f"{base}/")
             page.locator(".js-plotly-plot").first.wait_for(timeout=60_000)
             idle()
-            tokens = int(page.locator("#tokens").input_value())
+            if phone:  # the flow is below the controls on a phone: the student scrolls to it
+                page.locator("#plot-hidden").scroll_into_view_if_needed()
+                idle()
+            start = int(page.locator(f"#{control}").input_value())
             out: dict[str, list[float]] = {
                 "visible": [],
                 "last": [],
@@ -288,7 +317,8 @@ def measure_steps(
             mix: list[dict[str, object]] = []
             for i in range(warmup + steps):
                 seen.clear()
-                page.evaluate(_STEP_START_JS, _step_value(tokens, i))
+                value = _step_value(start, i) if kind == "tokens" else start + (i + 1) % 2
+                page.evaluate(_STEP_START_JS, [value, control, event])
                 idle()
                 got = page.evaluate(_STEP_END_JS)
                 if i < warmup:

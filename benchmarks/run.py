@@ -483,6 +483,26 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
     return rows, raw
 
 
+def measure_page(plan: Plan) -> tuple[list[Row], dict[str, Any]]:
+    """The page's figures (benchmarks/page.py) on one server that keeps no answers (each
+    step computed), then the L request ratio on the same server after the browser ran."""
+    from benchmarks import page
+
+    raw: dict[str, Any] = {"load_average_start": load_average(), "cpus": os.cpu_count()}
+    raw["torch_threads"] = torch.get_num_threads()
+    raw["matmul_gflops"] = limits.matmul_gflops()
+    raw["read_gbs"] = limits.read_bandwidth_gbs()
+    rows: list[Row] = []
+    with Server() as server:
+        if chromium_available():
+            found = page.step_rows(server.base, list(plan.page_presets), plan.page_steps)
+            found += page.phone_rows(server.base, plan.page_steps, 3 if plan is FULL else 1)
+            rows += [Row(**r) for r in found]
+        rows += [Row(**r) for r in page.l_ratio_rows(server.base, plan.latency_count // 2)]
+    raw["load_average_end"] = load_average()
+    return rows, raw
+
+
 def print_table(rows: list[Row], raw: dict[str, Any], quick: bool) -> None:
     """The table, with the machine's limits on top."""
     print(f"FFN Lab benchmark{' (--quick: tiny sizes, numbers not meaningful)' if quick else ''}")
@@ -526,7 +546,17 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help=f"folder for latest.json and latest.md (default for a full run: {report.RESULTS})",
     )
+    parser.add_argument(
+        "--page",
+        action="store_true",
+        help="the page's figures only (benchmarks/page.py): steps per preset and size, "
+        "phone, a student's bytes, the L request ratio",
+    )
     args = parser.parse_args(argv)
+    if args.page:
+        rows, raw = measure_page(QUICK if args.quick else FULL)
+        print_table(rows, raw, args.quick)
+        return 0
     rows, raw = measure(QUICK if args.quick else FULL, with_browser=not args.no_browser)
     print_table(rows, raw, args.quick)
     result = {"rows": [asdict(r) for r in rows], "raw": raw}

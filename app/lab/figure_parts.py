@@ -16,25 +16,21 @@ import plotly.graph_objects as go
 
 from app.paths import STATIC_DIR
 
-# ColorBrewer RdBu (colour-blind safe), as static/js/charts.js: blue < 0 < red, white at 0.
-DIVERGING = [
-    [0.0, "#2166ac"],
-    [0.125, "#4393c3"],
-    [0.25, "#92c5de"],
-    [0.375, "#d1e5f0"],
-    [0.5, "#f7f7f7"],
-    [0.625, "#fddbc7"],
-    [0.75, "#f4a582"],
-    [0.875, "#d6604d"],
-    [1.0, "#b2182b"],
-]
-ACCENT = "#2166ac"
-MUTED = "#b2182b"
+RULES_FILE = STATIC_DIR / "js" / "charts" / "rules.json"
+"""The chart rules the page imports too (static/js/charts/common.js): one file, one truth."""
+RULES: dict[str, Any] = json.loads(RULES_FILE.read_text(encoding="utf-8"))
+
+# ColorBrewer RdBu (colour-blind safe): blue < 0 < red, white at 0.
+DIVERGING: list[list[Any]] = RULES["diverging"]
+ACCENT: str = RULES["accent"]
+MUTED: str = RULES["muted"]
+ROBUST_QUANTILE: float = RULES["robust_quantile"]
+"""The quantile of |value| where a robust colour range ends (the page's robustRange)."""
 # No modebar: its "share" button would upload the chart to Plotly's cloud (issue 10 item 10).
 PLOT_CONFIG = {"displayModeBar": False, "displaylogo": False, "responsive": True}
 
 # Columns drawn at once, as static/js/windows.js: every drawn cell is one entry, no pooling.
-WINDOW = {"units": 256, "features": 128}
+WINDOW: dict[str, int] = RULES["window"]
 
 Answer = Mapping[str, Any]
 """A forward or perturb answer: the dict `lab.forward` / `lab.perturb` return, or its JSON."""
@@ -145,7 +141,7 @@ def window(
     )
 
 
-def robust_zmax(values: Any, q: float = 0.99) -> float:
+def robust_zmax(values: Any, q: float = ROBUST_QUANTILE) -> float:
     """The `q` quantile of |value| (the page's robustRange, static/js/charts/heatmap.js):
     the sorted |values| at index floor(q (n - 1)); 1e-12 for an empty or zero tensor."""
     flat = np.sort(np.abs(np.asarray(values, dtype=np.float64)).ravel())

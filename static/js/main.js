@@ -4,6 +4,7 @@ import { getJson, LatestOnly } from "./api.js";
 import { emit, on } from "./bus.js";
 import { makeBodies } from "./bodies.js";
 import { makeControls } from "./controls.js";
+import { DragQueue } from "./drag.js";
 import { tokenLabels } from "./inputs.js";
 import "./panels/index.js";
 import { initLayout } from "./classroom/layout.js";
@@ -41,6 +42,8 @@ let lastPerturbBody = null;
 let forwardDone = Promise.resolve(); // the newest forward request (export waits for it)
 let lastPerturb = null;
 let lastForwardMs = 0; // how long the last /api/forward answer took (ms)
+const dragQueue = new DragQueue(); // a dragged slider: one forward request in flight
+let forwardDrawing = Promise.resolve(); // the forward answer being drawn
 let layout = null;
 
 // The request bodies and presets (bodies.js), the sidebar controls (controls.js) and where
@@ -118,8 +121,9 @@ function sectionsOf(ids) {
 function run() {
   const body = requestBody();
   const pBody = perturbBody();
-  // /api/forward first: its fetch starts before the other views mark themselves busy
-  forwardDone = requestForward(body);
+  // /api/forward first: its fetch starts before the other views mark themselves busy.
+  // A dragged slider's value waits for the answer in flight (drag.js) instead of cancelling it.
+  if (!dragQueue.hold(body)) forwardDone = requestForward(body);
   emit("compute", { body, pBody, state });
   perturbView.invalidate();
   return forwardDone;
@@ -141,31 +145,59 @@ async function requestForward(body) {
   // The request is sent before the page marks the wait: marking reads the layout (a few
   // ms after a redraw), time the server can spend computing the answer.
   const pending = forwardRequester.post("/api/forward", body);
+  dragQueue.sent();
   setStatus(() => t("status.loading"), "loading");
   // the last answer took 0.1 s or more: this one will too, so the wait is shown at once
   for (const section of sections) setBusy(section, true, { now: lastForwardMs >= SHOWN_WAIT_MS });
   try {
     const answer = await pending;
-    if (answer.stale || mine !== forwardSeq) return;
-    if (!answer.reused) lastForwardMs = answer.ms;
-    clearError(sections);
-    lastForward = answer.data;
-    lastForwardBody = body;
-    const labels = { yLabels: tokenLabels(answer.data.tokens) };
-    // Plots, captions and readouts of one answer together: no mix of two configurations.
-    await Promise.all([renderFlow(answer.data, labels), renderSparsity(answer.data, labels)]);
-    renderReadout(answer.data);
-    showActualShape(answer.data.config);
-    await emit("forward", { data: answer.data, body, state });
-    // the request's round trip as the status says, not the page's start-up or drawing
-    const ms = Math.round(answer.roundTripMs);
-    setStatus(() => (torchVersion ? t("status.ready", { torch: torchVersion, ms }) : t("status.ready_short", { ms })), "ready");
-    document.body.dataset.forwardSeq = String(forwardRequester.seq);
+    const newest = mine === forwardSeq;
+    const seqDrawn = forwardRequester.seq;
+    if (newest) {
+      // a value that waited during a drag is requested now, while this answer is drawn
+      const next = dragQueue.answered();
+      if (next) forwardDone = requestForward(next);
+    }
+    if (answer.stale || !newest) return;
+    // one answer drawn at a time: the next one's drawing starts when this one's is done
+    const before = forwardDrawing;
+    let drawn;
+    forwardDrawing = new Promise((resolve) => { drawn = resolve; });
+    try {
+      await before;
+      await drawForward(answer, body);
+    } finally {
+      drawn();
+    }
+    document.body.dataset.forwardSeq = String(seqDrawn);
   } catch (err) {
+    if (mine === forwardSeq) {
+      // refused or failed: a value that waited during a drag is still asked for
+      const next = dragQueue.answered();
+      if (next) forwardDone = requestForward(next);
+    }
     if (mine === forwardSeq) showError(err, sections);
   } finally {
     if (mine === forwardSeq) for (const section of sections) setBusy(section, false);
   }
+}
+
+/** Draw one forward answer: plots, captions and readouts together, then the status. */
+async function drawForward(answer, body) {
+  const sections = sectionsOf(FORWARD_VIEWS);
+  if (!answer.reused) lastForwardMs = answer.ms;
+  clearError(sections);
+  lastForward = answer.data;
+  lastForwardBody = body;
+  const labels = { yLabels: tokenLabels(answer.data.tokens) };
+  // Plots, captions and readouts of one answer together: no mix of two configurations.
+  await Promise.all([renderFlow(answer.data, labels), renderSparsity(answer.data, labels)]);
+  renderReadout(answer.data);
+  showActualShape(answer.data.config);
+  await emit("forward", { data: answer.data, body, state });
+  // the request's round trip as the status says, not the page's start-up or drawing
+  const ms = Math.round(answer.roundTripMs);
+  setStatus(() => (torchVersion ? t("status.ready", { torch: torchVersion, ms }) : t("status.ready_short", { ms })), "ready");
 }
 
 async function requestPerturb() {

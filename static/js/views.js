@@ -1,5 +1,5 @@
 // Rendering of API answers into the page: chart calls plus text readouts.
-import { bars, binnedHistogram, heatmap, histogram, maxAbs, robustRange } from "./charts.js";
+import { bars, binnedHistogram, forgetSizes, heatmap, histogram, maxAbs, robustRange, sizeOf } from "./charts.js";
 import { count, magnitude, percent, signed, signedDigits } from "./format.js";
 import { sentences, t } from "./i18n.js";
 import { columnsFor } from "./windows.js";
@@ -152,12 +152,15 @@ export function renderFlow(data, { yLabels } = /** @type {{ yLabels?: string[] }
   const flow = $("plot-input").closest(".flow");
   flow.classList.toggle("gated", Boolean(gated));
   flow.classList.toggle("wrap", wrap);
+  forgetSizes(); // the plots may have changed size: read them again
   const firstInRow = wrap ? ["input", "hidden"] : ["input"];
   // A pretrained layer has outlier features far beyond the rest: colour by the 99th
   // percentile of |value| and mark the cells beyond, so one feature cannot blank the picture.
   const robust = Boolean(data.config.model);
   renderWeights(data);
   droppedNote(data);
+  // the plots' sizes in one layout, before the captions and the drawing change the page
+  for (const [key] of stages) sizeOf($(`plot-${key}`));
   return Promise.all(
     stages.map(([key, title, xTitle], i) => {
       const columns = columnsFor(KIND[key], data, key);
@@ -189,6 +192,7 @@ export function renderWeights(data) {
   box.hidden = !show;
   // the flow's section knows it holds a second row of plots (a small embed shares its frame)
   box.closest("section").classList.toggle("has-weights", show);
+  forgetSizes();
   if (!show) return Promise.resolve();
   const matrices = [
     ["w1", t("grid.w1"), w.w1, t("axis.feature"), t("axis.unit")],

@@ -6,10 +6,12 @@
 // a big tensor (reduction.method "window", CONTRACT.md), moving past it asks for another
 // (unit_start / feature_start in the request).
 import { emit, on } from "./bus.js";
+import { WINDOW_WIDTH } from "./charts/common.js";
 import { t } from "./i18n.js";
 
-/** Columns drawn at once: about what a plot of a few hundred px can show one by one. */
-export const WIDTH = { units: 256, features: 128 };
+/** Columns drawn at once: about what a plot of a few hundred px can show one by one
+ * (static/js/charts/rules.json, shared with the Python figures). */
+export const WIDTH = WINDOW_WIDTH;
 /**
  * On a phone held upright (a page under 600 px wide, not an embed): a plot's cells are
  * 120-230 px across (less beside token names at 360 px), so 96 columns, each cell still at

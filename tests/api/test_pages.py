@@ -11,7 +11,8 @@ def test_index_uses_only_local_assets(client):
     assert r.status_code == 200
     html = r.text
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
-    assert "/vendor/plotly.min.js" in html and "/static/js/main.js" in html
+    assert re.search(r'src="/vendor/plotly-[0-9a-f]+\.min\.js"', html)
+    assert re.search(r'src="/static/v-[0-9a-f]+/js/main\.js"', html)
     # No inline executable script: only the JSON boot block.
     scripts = re.findall(r"<script([^>]*)>(.*?)</script>", html, re.S)
     for attrs, body in scripts:
@@ -20,7 +21,7 @@ def test_index_uses_only_local_assets(client):
             assert body.strip().startswith("{")
 
 
-def test_plotly_is_served_from_the_python_package(client):
+def test_plotly_is_served_by_the_app(client):
     r = client.get("/vendor/plotly.min.js")
     assert r.status_code == 200
     assert r.headers["content-type"].startswith("text/javascript")

@@ -6,13 +6,14 @@ import torch
 from fastapi import APIRouter, Request, Response
 
 from app.api.finite import finite_response
+from app.api.json_body import FastJsonRoute
 from app.api.schemas.cheaper import CheaperRequest, CheaperResponse
 from app.config import get_settings
 from app.lab.cheaper_answer import cheaper_answer
 from app.services.compute import ComputePools, estimate_cost
 from app.services.weight_cache import WeightCache
 
-router = APIRouter(prefix="/api", tags=["teaching"])
+router = APIRouter(prefix="/api", tags=["teaching"], route_class=FastJsonRoute)
 
 
 @router.post("/cheaper", response_model=CheaperResponse)

@@ -17,6 +17,7 @@ from fastapi import APIRouter, Request, Response
 
 from app.api.encoding import json_response, server_timing
 from app.api.finite import finite_response
+from app.api.json_body import FastJsonRoute
 from app.api.schemas.ffn import ForwardRequest, PerturbRequest
 from app.api.schemas.responses import ErrorOut, ForwardResponse, PerturbResponse
 from app.config import Settings, get_settings
@@ -27,7 +28,7 @@ from app.model.ffn import FFNConfig
 from app.services.compute import Cost, checkpoint, estimate_cost, run_request
 from app.services.weight_cache import WeightCache
 
-router = APIRouter(prefix="/api", tags=["ffn"])
+router = APIRouter(prefix="/api", tags=["ffn"], route_class=FastJsonRoute)
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorOut, "description": "request body over max_body_bytes"},

@@ -7,12 +7,13 @@ from starlette.concurrency import run_in_threadpool
 
 from app.analysis.neuron import nearest_tokens, top_tokens
 from app.api.deps import SettingsDep
+from app.api.json_body import FastJsonRoute
 from app.api.schemas.pretrained import NearTokenOut, NeuronRequest, NeuronResponse, TopTokenOut
 from app.lab.pretrained import encode_text, invalid, load_model
 from app.services.compute import apply_torch_threads
 from app.services.corpus_cache import get_corpus_index
 
-router = APIRouter(prefix="/api", tags=["neuron"])
+router = APIRouter(prefix="/api", tags=["neuron"], route_class=FastJsonRoute)
 
 APPROXIMATION = (
     "Approximation after Geva et al. 2021 (Transformer Feed-Forward Layers Are Key-Value "

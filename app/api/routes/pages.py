@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-import plotly
 from fastapi import APIRouter, Request
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from app.analysis import param_counts
+from app.api.assets import IMMUTABLE, REVALIDATE, plotly_bundle
 from app.config import get_settings
 from app.model.activations import ACTIVATIONS
 from app.model.ffn import FFNConfig
@@ -44,8 +43,6 @@ PANELS: tuple[str, ...] = (
 PANEL_SECTIONS: dict[str, str] = {"attention": "attention-vs-ffn"}
 """Partials whose <section id> is not their name. The page's `panel=` values (URL, panel
 select, lesson steps) are section ids, so that the chosen panel is the one opened."""
-
-PLOTLY_JS = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 
 
 @lru_cache
@@ -112,11 +109,42 @@ def get_index(request: Request) -> HTMLResponse:
     )
 
 
+def plotly_src() -> str:
+    """The page's plotly.js URL: it names the bundle's content hash (cached for a year)."""
+    return f"/vendor/plotly-{plotly_bundle().tag}.min.js"
+
+
+templates.env.globals["plotly_src"] = plotly_src
+
+
+def _plotly_response(request: Request, cache_control: str) -> Response:
+    """plotly.js (static/../node_modules cartesian bundle, else the Python package's full
+    one: app.api.assets), gzipped when the browser accepts it; 304 for a matching ETag."""
+    bundle = plotly_bundle()
+    etag = f'"{bundle.tag}"'
+    headers = {
+        "cache-control": cache_control,
+        "etag": etag,
+        "vary": "accept-encoding",
+        "x-plotly-bundle": f"{bundle.kind} {bundle.version}",
+    }
+    if etag in request.headers.get("if-none-match", ""):
+        return Response(status_code=304, headers=headers)
+    body = bundle.body
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        body = bundle.gzipped
+        headers["content-encoding"] = "gzip"
+    return Response(body, media_type="text/javascript", headers=headers)
+
+
 @router.get("/vendor/plotly.min.js")
-def get_plotly_js() -> FileResponse:
-    """plotly.js from the installed `plotly` Python package."""
-    return FileResponse(
-        PLOTLY_JS,
-        media_type="text/javascript",
-        headers={"Cache-Control": "public, max-age=86400"},
-    )
+def get_plotly_js(request: Request) -> Response:
+    """plotly.js at a fixed URL (revalidated with its ETag): see `plotly_src` for the page's."""
+    return _plotly_response(request, REVALIDATE)
+
+
+@router.get("/vendor/plotly-{tag}.min.js")
+def get_plotly_js_tagged(request: Request, tag: str) -> Response:
+    """plotly.js under the URL that names its content hash: cached for a year. Another tag
+    (a page from before a new bundle) gets today's bundle, revalidated."""
+    return _plotly_response(request, IMMUTABLE if tag == plotly_bundle().tag else REVALIDATE)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from app.api.deps import SettingsDep
+from app.api.json_body import FastJsonRoute
 from app.api.schemas.pretrained import ModelOut, TokenizeRequest, TokenizeResponse
 from app.lab.pretrained import encode_text, invalid, load_model
 from app.model.pretrained import INSTALL_HINT, MODEL_ID, SOURCE, is_available
 
-router = APIRouter(prefix="/api", tags=["pretrained"])
+router = APIRouter(prefix="/api", tags=["pretrained"], route_class=FastJsonRoute)
 
 
 @router.get("/models", response_model=list[ModelOut])

@@ -7,6 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 
+from app.api.json_body import FastJsonRoute
 from app.api.schemas.ffn import SnapshotRequest
 from app.config import get_settings
 from app.lab import ffn as runner
@@ -15,7 +16,7 @@ from app.lab.snapshot import render_snapshot
 from app.services.compute import Cost, estimate_cost, run_request
 from app.services.weight_cache import WeightCache
 
-router = APIRouter(prefix="/api", tags=["export"])
+router = APIRouter(prefix="/api", tags=["export"], route_class=FastJsonRoute)
 
 
 def run_name(config: dict[str, Any]) -> str:

@@ -7,13 +7,14 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from app.api.finite import finite_response
+from app.api.json_body import FastJsonRoute
 from app.api.schemas.responses import ErrorOut
 from app.api.schemas.stack import StackRequest, StackResponse
 from app.config import get_settings
 from app.lab.stack_answer import stack_answer
 from app.services.compute import ComputePools, Cost, checkpoint
 
-router = APIRouter(prefix="/api", tags=["depth"])
+router = APIRouter(prefix="/api", tags=["depth"], route_class=FastJsonRoute)
 
 ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"model": ErrorOut, "description": "request body too large"},

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Request, Response
 
 from app.api.encoding import json_response
 from app.api.finite import finite_response
+from app.api.json_body import FastJsonRoute
 from app.api.schemas.ffn import ForwardRequest
 from app.api.schemas.teaching import (
     AttentionVsFFNRequest,
@@ -39,7 +40,7 @@ from app.lab import contrast as runner_contrast
 from app.services.compute import checkpoint, estimate_cost, run_request
 from app.services.weight_cache import WeightCache
 
-router = APIRouter(prefix="/api", tags=["teaching"])
+router = APIRouter(prefix="/api", tags=["teaching"], route_class=FastJsonRoute)
 
 Work = Callable[[Any, WeightCache, Settings], dict[str, Any]]
 

@@ -26,6 +26,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 
 from app.api.encoding import json_response
+from app.api.json_body import FastJsonRoute
 from app.api.middleware.errors import INTERNAL_ERROR
 from app.api.schemas.responses import ErrorOut
 from app.api.schemas.train import CapacityRequest, TrainRequest
@@ -35,7 +36,7 @@ from app.lab.memory import TrainConfig
 from app.lab.train import Final, Progress, train
 from app.services import shutdown
 
-router = APIRouter(prefix="/api", tags=["learning"])
+router = APIRouter(prefix="/api", tags=["learning"], route_class=FastJsonRoute)
 logger = logging.getLogger(__name__)
 
 NDJSON = "application/x-ndjson"

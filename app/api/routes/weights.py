@@ -13,6 +13,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from starlette.concurrency import run_in_threadpool
 
+from app.api.json_body import FastJsonRoute
 from app.api.schemas.responses import ErrorOut
 from app.api.schemas.weights import UploadResponse
 from app.config import get_settings
@@ -20,7 +21,7 @@ from app.lab.file_bounds import FileBounds
 from app.lab.weight_files import FORMATS, LayerFile, read_layer
 from app.services.uploads import UploadStore, upload_store
 
-router = APIRouter(prefix="/api", tags=["weights"])
+router = APIRouter(prefix="/api", tags=["weights"], route_class=FastJsonRoute)
 
 BODY: dict[str, Any] = {
     "requestBody": {

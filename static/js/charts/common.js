@@ -3,21 +3,21 @@
 // No DOM lookups and no fetches.
 /* global Plotly */
 import { fitText, textWidth } from "../fit.js";
+import RULES from "./rules.json" with { type: "json" };
 
+// The chart rules (colours, robust quantile, window widths) live in one data file that the
+// Python figures read too (app/lab/figure_parts.py): rules.json.
 // ColorBrewer RdBu (colour-blind safe), blue < 0 < red, white at exactly 0.
-export const DIVERGING = [
-  [0.0, "#2166ac"], [0.125, "#4393c3"], [0.25, "#92c5de"], [0.375, "#d1e5f0"],
-  [0.5, "#f7f7f7"],
-  [0.625, "#fddbc7"], [0.75, "#f4a582"], [0.875, "#d6604d"], [1.0, "#b2182b"],
-];
+export const DIVERGING = RULES.diverging;
 // ColorBrewer Blues (sequential, colour-blind safe): for values in [0, 1] such as attention
 // weights, where 0 is "none" rather than the middle of a signed range.
-export const SEQUENTIAL = [
-  [0.0, "#f7fbff"], [0.125, "#deebf7"], [0.25, "#c6dbef"], [0.375, "#9ecae1"], [0.5, "#6baed6"],
-  [0.625, "#4292c6"], [0.75, "#2171b5"], [0.875, "#08519c"], [1.0, "#08306b"],
-];
-export const ACCENT = "#2166ac";
-export const MUTED = "#b2182b";
+export const SEQUENTIAL = RULES.sequential;
+export const ACCENT = RULES.accent;
+export const MUTED = RULES.muted;
+/** The quantile of |value| a robust colour range ends at: one outlier cannot wash out a map. */
+export const ROBUST_QUANTILE = RULES.robust_quantile;
+/** Columns a heatmap draws at once (static/js/windows.js): no pooling, one cell per entry. */
+export const WINDOW_WIDTH = RULES.window;
 
 // No modebar: its "share" button uploads to Plotly's cloud (nothing leaves the server), it
 // covers titles and hover labels, and the page has its own PNG/SVG buttons
@@ -30,6 +30,7 @@ let fontScale = 1;
 /** Scale every chart's fonts (the lesson's "larger fonts for the back row"); 1 is normal. */
 export function setFontScale(scale) {
   fontScale = scale;
+  forgetSizes();
 }
 
 /** The current font scale (see setFontScale). */
@@ -72,9 +73,29 @@ export function px(base) {
   return Math.max(size, rootCache.floor);
 }
 
+// Sizes read in this frame: reading clientWidth after a chart was drawn forces the browser to
+// lay the page out again, once per chart; the charts of one answer are sized in one layout.
+// Forgotten at the next frame (a container that changes size later is drawn again by the
+// ResizeObserver in redraw.js).
+let frameSizes = new WeakMap();
+let forgetting = false;
+
 /** The container's size in CSS px (a fallback for containers not laid out yet). */
 export function sizeOf(el) {
-  return { w: el.clientWidth || 400, h: el.clientHeight || 260 };
+  const known = frameSizes.get(el);
+  if (known) return known;
+  const size = { w: el.clientWidth || 400, h: el.clientHeight || 260 };
+  frameSizes.set(el, size);
+  if (!forgetting && typeof requestAnimationFrame === "function") {
+    forgetting = true;
+    requestAnimationFrame(() => { frameSizes = new WeakMap(); forgetting = false; });
+  }
+  return size;
+}
+
+/** Forget the sizes read in this frame (a caller that changed the page's layout itself). */
+export function forgetSizes() {
+  frameSizes = new WeakMap();
 }
 
 /**
@@ -203,4 +224,4 @@ export function shortLabels(labels, width, size) {
 }
 
 /** Series colours for side-by-side comparisons (ColorBrewer Dark2, colour-blind friendly). */
-export const SERIES = ["#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02"];
+export const SERIES = RULES.series;

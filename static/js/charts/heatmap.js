@@ -2,14 +2,14 @@
 // of real columns named on the axis, robust colour ranges with the clipped cells marked.
 /* global Plotly */
 import { categoryTicks, fitText, fitting, integerDtick, rowFont, signedTicks, textWidth } from "../fit.js";
-import { axis, baseLayout, DIVERGING, px, react, rootScale, shortLabels, sizeOf } from "./common.js";
+import { axis, baseLayout, DIVERGING, px, react, rootScale, ROBUST_QUANTILE, shortLabels, sizeOf } from "./common.js";
 import { unchanged, whenVisible } from "./redraw.js";
 
 /**
- * A robust colour range for a signed matrix: the `q` quantile of |value| (0.99: one outlier
+ * A robust colour range for a signed matrix: the `q` quantile of |value| (rules.json: 0.99, one outlier
  * feature cannot wash out the picture). Returns { zmax, cells: [[row, col]] beyond it }.
  */
-export function robustRange(matrix, q = 0.99) {
+export function robustRange(matrix, q = ROBUST_QUANTILE) {
   const all = [];
   for (const row of matrix) for (const v of row) all.push(Math.abs(v));
   if (!all.length) return { zmax: 1, cells: [] };
@@ -203,8 +203,42 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
     el.dataset.marks = String(marked.x.length);
     traces.push(marked);
   }
+  // A new answer of the same shape and look (a seed, a perturbation, a dropout rate): only
+  // the values and their colour range change. Plotly.restyle of those leaves the axes,
+  // titles and layout as drawn; Plotly.react would compare and lay out all of them again.
+  const frame = printed || traces.length > 1 ? null : frameKey(trace, layout);
+  if (frame && el.ffnFrame === frame && el.data?.length === 1) {
+    el.ffnRestyles = (el.ffnRestyles ?? 0) + 1;
+    return restyleValues(el, trace);
+  }
+  el.ffnFrame = frame;
   const drawn = react(el, traces, layout);
   return printed ? drawn.then(() => refitValues(el, trace, size, opts)) : drawn;
+}
+
+/** Everything a heatmap draws except its values and their colour range (z, zmin, zmax and
+ * the colour bar's ticks, which follow them). */
+function frameKey(trace, layout) {
+  const { z, zmin, zmax, colorbar, ...look } = trace;
+  const { tickvals, ticktext, ...bar } = colorbar;
+  return JSON.stringify([look, bar, layout]);
+}
+
+/** New values in a drawn heatmap of the same frame: z, its colour range and the colour
+ * bar's ticks only; the colour bar is updated only when its range changed. */
+async function restyleValues(el, trace) {
+  const old = el.data[0];
+  const update = { z: [trace.z] };
+  if (old.zmin !== trace.zmin || old.zmax !== trace.zmax) {
+    Object.assign(update, { zmin: [trace.zmin], zmax: [trace.zmax] });
+    // signed bars name their ticks ("+1", "0", "−1"); sequential ones keep Plotly's
+    if (trace.colorbar.tickvals) {
+      update["colorbar.tickvals"] = [trace.colorbar.tickvals];
+      update["colorbar.ticktext"] = [trace.colorbar.ticktext];
+    }
+  }
+  await Plotly.restyle(el, update, [0]);
+  return el;
 }
 
 /** What a heatmap printed in its cells, for the tests and the next refit. */

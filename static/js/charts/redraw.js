@@ -1,6 +1,6 @@
 // Redraw only what is needed: unchanged charts are skipped, off-screen ones deferred until
 // they scroll into view, and a container that changes size is drawn again at its new size.
-import { currentFontScale, rootScale, sizeOf } from "./common.js";
+import { currentFontScale, forgetSizes, rootScale, sizeOf } from "./common.js";
 
 const visible = new WeakMap(); // container -> on screen (or near it), from the observer
 const waiting = new Map(); // container -> the latest deferred draw
@@ -23,6 +23,7 @@ const resized = new Set();
 let resizeFrame = 0;
 const resizer = typeof ResizeObserver === "function"
   ? new ResizeObserver((entries) => {
+    forgetSizes(); // sizes read earlier in this frame are from before the change
     for (const entry of entries) {
       const el = /** @type {HTMLElement} */ (entry.target);
       const last = el.ffnLast;

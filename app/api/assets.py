@@ -1,0 +1,103 @@
+"""The page's static files and plotly.js, served so that a class on one Wi-Fi downloads little.
+
+- Every file under `static/` is also served under `/static/v-<hash>/...`, where `<hash>` is a
+  digest of the whole folder's content (`static_version()`): those URLs never change their
+  content, so they are cached for a year (`immutable`). The templates link that prefix
+  (`url_for('static', ...)`), and the ES modules' relative imports (`./charts.js`) and
+  catalogs (`new URL('../i18n/...', import.meta.url)`) resolve under the same prefix: one
+  changed file gives the whole tree a new prefix. The plain `/static/...` URLs stay, answered
+  with `no-cache` (the browser revalidates with the ETag and gets a bodiless 304).
+- plotly.js: npm's `plotly.js-cartesian-dist-min` (the trace types the page draws: heatmap,
+  bar, histogram, scatter; 1.5 MB, 0.5 MB gzipped) when `npm ci` has installed it next to
+  `static/`, else the full bundle inside the Python `plotly` package (4.8 MB). Both are the
+  same plotly.js version (`plotly_version()` reads the banner). It is gzipped once per
+  process and served from memory, under a URL that names its content hash.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import plotly
+from starlette.responses import Response
+from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
+
+from app.paths import STATIC_DIR
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+"""Cache-Control of a URL whose content never changes (it names its content's hash)."""
+REVALIDATE = "no-cache"
+"""Cache-Control of a URL whose content may change: kept, but revalidated (ETag -> 304)."""
+
+PLOTLY_FULL = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
+"""The full plotly.js bundle shipped inside the Python `plotly` package."""
+PLOTLY_CARTESIAN = (
+    STATIC_DIR.parent / "node_modules" / "plotly.js-cartesian-dist-min" / "plotly-cartesian.min.js"
+)
+"""npm's cartesian bundle, installed by `npm ci` in a checkout (package-lock.json pins it)."""
+
+
+@lru_cache
+def static_version() -> str:
+    """`v-` and the first 12 hex digits of a SHA-256 over every file under `static/` (its
+    relative path and bytes, in sorted order): the URL prefix of the immutable copies."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in STATIC_DIR.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(STATIC_DIR).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+    return "v-" + digest.hexdigest()[:12]
+
+
+class CachedStaticFiles(StaticFiles):
+    """StaticFiles that adds one Cache-Control header to every file it answers (200 or 304)."""
+
+    def __init__(self, *, directory: Path, cache_control: str) -> None:
+        super().__init__(directory=directory)
+        self.cache_control = cache_control
+
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        if response.status_code in (200, 304):
+            response.headers["cache-control"] = self.cache_control
+        return response
+
+
+def plotly_version(path: Path) -> str:
+    """The plotly.js version in a bundle's banner (`plotly.js ... v4.1.1`), or "unknown"."""
+    with path.open("rb") as f:
+        head = f.read(400).decode("utf-8", "replace")
+    found = re.search(r"plotly\.js[^\n]*?v(\d+\.\d+\.\d+)", head)
+    return found.group(1) if found else "unknown"
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """plotly.js as served: the file, its kind ("cartesian" or "full"), version, bytes, their
+    gzip (level 9, made once) and the content hash that names its URL."""
+
+    path: Path
+    kind: str
+    version: str
+    body: bytes
+    gzipped: bytes
+    tag: str
+
+
+@lru_cache
+def plotly_bundle() -> Bundle:
+    """The cartesian bundle when installed and of the same plotly.js version as the Python
+    package's bundle (the one `plotly.io` inlines in snapshots), else the full one."""
+    full_version = plotly_version(PLOTLY_FULL)
+    path, kind = PLOTLY_FULL, "full"
+    if PLOTLY_CARTESIAN.is_file() and plotly_version(PLOTLY_CARTESIAN) == full_version:
+        path, kind = PLOTLY_CARTESIAN, "cartesian"
+    body = path.read_bytes()
+    tag = hashlib.sha256(body).hexdigest()[:12]
+    return Bundle(path, kind, full_version, body, gzip.compress(body, 9, mtime=0), tag)

@@ -1,0 +1,186 @@
+"""The page's figures of `python -m benchmarks.run --page`: how live the instrument feels.
+
+Per preset (default, Transformer-base, BERT-base, LLaMA-7B) and window size (1280x720,
+1920x1080), the page as it opens, headless Chromium (benchmarks.browser.measure_steps):
+
+- a value step (the input seed s <-> s+1: new values, same shapes) -> the last chart in
+  sight drawn, p50 and p95, against 50 ms (default), 67 ms (Transformer-base, BERT-base),
+  100 ms (LLaMA-7B);
+- a shape step (Tokens T <-> T-1) against twice those;
+- the floor beside them: one frame, and Plotly's own cost of one small heatmap per call;
+
+then a phone (390x844, touch, scale 3, Chromium's CPU slowdown 4x): a Tokens step p50
+(<= 200 ms) and the first flow drawn after navigation (<= 3 s, benchmarks.page_load);
+a student's first-load and reload bytes (<= 1 MB, <= 50 kB); and the request ratio at L
+(32 x 1024 -> 4096): the request's latency over the server's own forward time, seeded and
+with its own tokens in the body (<= 3). Every figure carries the load average when it was
+taken: the machine is shared.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from typing import Any
+
+import httpx
+import numpy as np
+
+from benchmarks.browser import PAGE_PRESETS, measure_steps
+from benchmarks.client import percentile
+
+VALUE_BOUND_MS = {"default": 50, "transformer-base": 67, "bert-base": 67, "llama-7b": 100}
+"""A value step's target per preset (ms, p50); a shape step's is twice it."""
+SIZES = {"1280x720": (1280, 720), "1920x1080": (1920, 1080)}
+FRAME_MS = 1000.0 / 60.0
+PHONE_STEP_MS = 200
+PHONE_FIRST_FLOW_S = 3.0
+FIRST_LOAD_BYTES = 1_000_000
+RELOAD_BYTES = 50_000
+L_RATIO = 3.0
+
+
+def load() -> str:
+    """The 1-minute load average now (2 cores: above 2 means others waited for a core)."""
+    return f"load {os.getloadavg()[0]:.1f}"
+
+
+def row(metric: str, measured: str, target: str, ok: bool | None, bound: str) -> dict[str, Any]:
+    return {"metric": metric, "measured": measured, "target": target, "ok": ok, "bound": bound}
+
+
+def step_rows(base: str, presets: list[str], steps: int) -> list[dict[str, Any]]:
+    """Value and shape steps per preset and window size."""
+    rows: list[dict[str, Any]] = []
+    for size, viewport in SIZES.items():
+        for kind, factor in (("seed", 1), ("tokens", 2)):
+            found = measure_steps(
+                base, {p: PAGE_PRESETS[p] for p in presets}, steps, kind=kind, viewport=viewport
+            )
+            at = load()
+            for name, result in found.items():
+                bound = VALUE_BOUND_MS[name] * factor
+                p50 = percentile(result.visible_ms, 50)
+                p95 = percentile(result.visible_ms, 95)
+                what = "value step (input seed)" if kind == "seed" else "shape step (Tokens)"
+                charts = round(statistics.median(result.charts_visible or [0]))
+                rows.append(
+                    row(
+                        f"{name} {size}: {what} -> {charts} plots in sight drawn p50 / p95",
+                        f"{p50:.0f} / {p95:.0f} ms",
+                        f"p50 <= {bound} ms",
+                        p50 <= bound,
+                        f">= {FRAME_MS:.1f} ms (1 frame); Plotly per small heatmap "
+                        f"{result.plotly_floor_ms:.1f} ms; {at}",
+                    )
+                )
+    return rows
+
+
+def phone_rows(base: str, steps: int, loads: int) -> list[dict[str, Any]]:
+    """A Tokens step and the first flow on a phone, and a student's bytes."""
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.page_load import measure_bytes, phone_first_flow
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    rows: list[dict[str, Any]] = []
+    found = measure_steps(base, {"default": ""}, steps, viewport=(390, 844), phone=True)
+    result = found["default"]
+    p50 = percentile(result.visible_ms, 50)
+    rows.append(
+        row(
+            "phone 390x844, CPU 4x: Tokens step -> plots in sight drawn p50",
+            f"{p50:.0f} ms",
+            f"<= {PHONE_STEP_MS} ms",
+            p50 <= PHONE_STEP_MS,
+            f">= {FRAME_MS:.1f} ms (1 frame); {load()}",
+        )
+    )
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            flows = phone_first_flow(browser, base, loads)
+            at = load()
+            first = percentile(flows, 50)
+            rows.append(
+                row(
+                    f"phone 390x844, CPU 4x: first flow drawn after navigation p50 of {loads}",
+                    f"{first:.2f} s",
+                    f"<= {PHONE_FIRST_FLOW_S:g} s",
+                    first <= PHONE_FIRST_FLOW_S,
+                    f"loopback; {', '.join(f'{t:.2f}' for t in flows)} s; {at}",
+                )
+            )
+            got = measure_bytes(browser, base)
+            at = load()
+        finally:
+            browser.close()
+    rows.append(
+        row(
+            f"a student's first load ({got.first_requests} requests)",
+            f"{got.first_bytes / 1000:.0f} kB",
+            f"<= {FIRST_LOAD_BYTES // 1000} kB",
+            got.first_bytes <= FIRST_LOAD_BYTES,
+            f"CDP bytes received; largest {got.first_top[0][0][:40]} "
+            f"{got.first_top[0][1] / 1000:.0f} kB; {at}",
+        )
+    )
+    rows.append(
+        row(
+            f"a student's reload ({got.reload_requests} requests)",
+            f"{got.reload_bytes / 1000:.1f} kB",
+            f"<= {RELOAD_BYTES // 1000} kB",
+            got.reload_bytes <= RELOAD_BYTES,
+            f"CDP bytes received; largest {got.reload_top[0][0][:40]} "
+            f"{got.reload_top[0][1] / 1000:.1f} kB; {at}",
+        )
+    )
+    return rows
+
+
+def _timed(client: httpx.Client, body: bytes) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    response = client.post("/api/forward", content=body)
+    elapsed = time.perf_counter() - t0
+    response.raise_for_status()
+    timing = dict(
+        part.strip().split(";dur=") for part in response.headers["server-timing"].split(",")
+    )
+    return elapsed, float(timing["forward"]) / 1000
+
+
+def l_ratio_rows(base: str, count: int) -> list[dict[str, Any]]:
+    """Latency p50 over the server's forward p50 at L: seeded tokens, then the same size with
+    its own 32 x 1024 tokens in the body (340 kB of JSON), alternating requests."""
+    config = {"d_model": 1024, "d_ff": 4096, "activation": "relu", "bias": True, "seed": 0}
+    tokens = np.round(np.random.default_rng(0).standard_normal((32, 1024)), 6).tolist()
+    bodies = {
+        "seeded tokens": json.dumps({**config, "num_tokens": 32, "input_seed": 0}).encode(),
+        "its own tokens": json.dumps({**config, "tokens": tokens}).encode(),
+    }
+    headers = {"content-type": "application/json", "cache-control": "no-cache"}
+    got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in bodies}
+    with httpx.Client(base_url=base, timeout=120, headers=headers) as client:
+        for i in range(count + 3):
+            for name, body in bodies.items():
+                elapsed, forward = _timed(client, body)
+                if i >= 3:
+                    got[name][0].append(elapsed)
+                    got[name][1].append(forward)
+    at = load()
+    rows = []
+    for name, (latencies, forwards) in got.items():
+        p50, fwd = statistics.median(latencies), statistics.median(forwards)
+        rows.append(
+            row(
+                f"L request ÷ forward, {name} ({p50 * 1000:.1f} / {fwd * 1000:.1f} ms)",
+                f"{p50 / fwd:.2f}",
+                f"<= {L_RATIO:g}",
+                p50 / fwd <= L_RATIO,
+                f">= 1 (the forward in the server, Server-Timing); {count} requests; {at}",
+            )
+        )
+    return rows

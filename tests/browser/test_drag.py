@@ -1,0 +1,49 @@
+"""Dragging a slider draws values as it goes, with one forward request in flight, and ends
+on the value where the pointer let go."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import wait_rendered
+
+pytestmark = pytest.mark.browser
+
+WATCH = """() => {
+  window.ffnRows = [];
+  const el = document.getElementById('plot-hidden');
+  el.on('plotly_afterplot', () => window.ffnRows.push(el.data[0].z.length));
+}"""
+
+
+def test_a_drag_draws_values_on_the_way_without_cancelled_requests(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?d_model=64&d_ff=256&tokens=2")
+    wait_rendered(page)
+    page.evaluate(WATCH)
+    sent: list[str] = []
+    failed: list[str] = []
+    page.on("request", lambda r: sent.append(r.url) if r.url.endswith("/api/forward") else None)
+    page.on(
+        "requestfailed", lambda r: failed.append(r.url) if r.url.endswith("/api/forward") else None
+    )
+    slider = page.locator("#tokens")
+    box = slider.bounding_box()
+    assert box
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + 4, y)
+    page.mouse.down()
+    moves = 60
+    for i in range(1, moves + 1):
+        page.mouse.move(box["x"] + 4 + (box["width"] - 8) * i / moves, y)
+    page.mouse.up()
+    last = int(slider.input_value())
+    assert last > 30
+    page.locator(f"#plot-hidden[data-rows='{last}']").wait_for(state="attached")
+    wait_rendered(page)
+    page.wait_for_function(f"() => window.ffnRows.includes({last})")
+    rows = page.evaluate("() => window.ffnRows")
+    drawn = sorted({r for r in rows if r != 2})
+    assert drawn[-1] == last  # the value where the pointer let go is drawn
+    assert len(drawn) >= 3, rows  # and values on the way, not only the last
+    assert failed == []  # no request was cancelled to make room for a newer one
+    assert len(sent) <= len(drawn) + 1  # one request per value drawn: no storm

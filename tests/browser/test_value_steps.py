@@ -1,0 +1,89 @@
+"""A step that changes values but not shapes redraws the values only: no Plotly.react, no
+new layout; the drawn cells are the new answer's numbers, hover still reads them."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.conftest import wait_rendered
+
+pytestmark = pytest.mark.browser
+
+SPY = """() => {
+  window.ffnCalls = [];
+  for (const name of ['react', 'newPlot', 'relayout', 'restyle']) {
+    const f = Plotly[name];
+    Plotly[name] = function (el, ...rest) {
+      window.ffnCalls.push(`${name}:${el.id}`);
+      return f.call(this, el, ...rest);
+    };
+  }
+  for (const el of document.querySelectorAll('.flow .js-plotly-plot')) {
+    el.querySelector('.xaxislayer-above').ffnKept = true;
+  }
+}"""
+
+FLOW = ["input", "pre_activation", "hidden", "output"]
+
+
+def _step_seed(page, value: int) -> None:  # type: ignore[no-untyped-def]
+    seq = page.locator("body").get_attribute("data-forward-seq")
+    page.locator("#input_seed").fill(str(value))
+    page.locator("#input_seed").dispatch_event("change")
+    page.locator(f'body:not([data-forward-seq="{seq}"])').wait_for(state="attached")
+    wait_rendered(page)
+
+
+def test_a_new_input_seed_restyles_values_and_keeps_the_axes(page, server_url):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
+    wait_rendered(page)
+    before = page.evaluate("() => document.getElementById('plot-hidden').data[0].z")
+    page.evaluate(SPY)
+    with page.expect_response(lambda r: r.url.endswith("/api/forward")) as answer:
+        _step_seed(page, 1)
+    sent = answer.value.json()
+    page.wait_for_function(
+        """(n) => ['input', 'pre_activation', 'hidden', 'output'].every(
+             (k) => window.ffnCalls.includes(`restyle:plot-${k}`))""",
+        arg=len(FLOW),
+    )
+    calls = page.evaluate("() => window.ffnCalls")
+    assert not [c for c in calls if not c.startswith("restyle:")], calls
+    for key in FLOW:
+        drawn = page.evaluate(f"() => document.getElementById('plot-{key}').data[0].z")
+        assert drawn == sent[key], key
+        # the axes' nodes are the ones drawn before: not laid out again from scratch
+        kept = page.evaluate(
+            f"() => document.querySelector('#plot-{key} .xaxislayer-above').ffnKept === true"
+        )
+        assert kept, key
+    assert page.evaluate("() => document.getElementById('plot-hidden').data[0].z") != before
+    # hover reads the new values
+    page.evaluate(
+        """() => document.getElementById('plot-hidden').on('plotly_hover', (d) => {
+             window.ffnHover = { z: d.points[0].z, at: d.points[0].pointNumber }; })"""
+    )
+    box = page.locator("#plot-hidden .nsewdrag").first.bounding_box()
+    assert box
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_function("() => window.ffnHover !== undefined")
+    hover = page.evaluate("() => window.ffnHover")
+    row, col = hover["at"]
+    assert hover["z"] == sent["hidden"][row][col]
+
+
+def test_a_new_shape_is_drawn_whole(page, server_url):  # type: ignore[no-untyped-def]
+    """Tokens 6 -> 5: new rows, new axes; the react path draws it (5 rows in the data)."""
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
+    wait_rendered(page)
+    page.evaluate(SPY)
+    seq = page.locator("body").get_attribute("data-forward-seq")
+    page.evaluate(
+        """() => { const s = document.getElementById('tokens'); s.value = '5';
+          s.dispatchEvent(new Event('input', { bubbles: true })); }"""
+    )
+    page.locator(f'body:not([data-forward-seq="{seq}"])').wait_for(state="attached")
+    wait_rendered(page)
+    rows = page.evaluate("() => document.getElementById('plot-hidden').data[0].z.length")
+    assert rows == 5
+    assert "react:plot-hidden" in page.evaluate("() => window.ffnCalls")
