@@ -161,7 +161,8 @@ async function requestForward(body) {
     if (answer.stale || !newest) return;
     // one answer drawn at a time: the next one's drawing starts when this one's is done
     const before = forwardDrawing;
-    let drawn;
+    /** @type {(value?: unknown) => void} */
+    let drawn = () => {};
     forwardDrawing = new Promise((resolve) => { drawn = resolve; });
     try {
       await before;
