@@ -20,6 +20,7 @@ from app.api.routes import meta as routes_meta
 from app.api.routes import neuron as routes_neuron
 from app.api.routes import pages
 from app.api.routes import pretrained as routes_pretrained
+from app.api.routes import sessions as routes_sessions
 from app.api.routes import snapshot as routes_snapshot
 from app.api.routes import stack as routes_stack
 from app.api.routes import teaching as routes_teaching
@@ -30,6 +31,7 @@ from app.model import parallel
 from app.paths import STATIC_DIR
 from app.services import allocator
 from app.services.compute import ComputePools, apply_torch_threads
+from app.services.sessions import make_service
 from app.services.weight_cache import WeightCache
 
 
@@ -44,7 +46,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.compute_pools = ComputePools(settings)
         apply_torch_threads(settings.torch_threads)  # the event loop runs small FFNs inline
         parallel.set_workers(settings.matmul_workers)
+        app.state.sessions = make_service(settings)
+        await app.state.sessions.start()
         yield
+        await app.state.sessions.close()
 
     app = FastAPI(
         title="FFN Lab",
@@ -81,5 +86,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_cheaper.router)
     app.include_router(routes_train.router)
     app.include_router(routes_weights.router)
+    app.include_router(routes_sessions.router)
+    app.include_router(routes_sessions.pages)
     app.include_router(pages.router)
     return app
