@@ -9,6 +9,7 @@ import "./panels/index.js";
 import { initLayout } from "./classroom/layout.js";
 import { initShare } from "./classroom/share.js";
 import { initExport } from "./export/index.js";
+import { initSession } from "./session/index.js";
 import { applyTranslations, loadLanguage, pickLanguage, t } from "./i18n.js";
 import { liveView, setBusy, setForced, SHOWN_WAIT_MS } from "./live.js";
 import { initLesson } from "./lesson/engine.js";
@@ -247,6 +248,7 @@ async function start() {
   writeState(schema, state);
   initShare(app);
   initExport(app);
+  initSession(app);
   syncControls();
   bindControls();
   applyTranslations();
