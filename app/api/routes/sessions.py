@@ -20,6 +20,7 @@ app/services/sessions; the questions' choices and answers in app/lab/questions.
 from __future__ import annotations
 
 import asyncio
+import io
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
@@ -128,7 +129,11 @@ def client_of(request: Request) -> str:
 
 def qr_svg(url: str) -> str:
     """An SVG QR code of `url` (segno; dark modules on white, 4-module quiet zone)."""
-    return str(segno.make(url, error="m").svg_inline(scale=8, dark="#000", light="#fff"))
+    out = io.BytesIO()
+    segno.make(url, error="m").save(
+        out, kind="svg", scale=8, dark="#000", light="#fff", xmldecl=False, svgns=True, nl=False
+    )
+    return out.getvalue().decode("utf-8")
 
 
 def panels() -> list[str]:

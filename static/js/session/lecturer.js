@@ -33,7 +33,7 @@ function panelInView(app) {
 
 export function initLecturer(app) {
   const root = $("session");
-  let session = null; // { code, token, join_url, join_absolute, qr_svg }
+  let session = null; // the POST /api/sessions answer: code, presenter_token, join_url, qr_svg
   let source = null;
   let sentJson = "";
   let inFlight = false;
@@ -64,7 +64,7 @@ export function initLecturer(app) {
     }
     inFlight = true;
     lastSent = performance.now();
-    const answer = await request("PUT", `/api/sessions/${session.code}/state`, { body, token: session.token });
+    const answer = await request("PUT", `/api/sessions/${session.code}/state`, { body, token: session.presenter_token });
     inFlight = false;
     if (answer.ok) {
       sentJson = json;
@@ -75,6 +75,11 @@ export function initLecturer(app) {
       return;
     } else {
       setSync(t("session.sync_failed", { detail: detailOf(answer) }));
+      if (answer.status === 429 || answer.status === 0) {
+        setTimeout(schedule, 1000); // flooded or offline: the last state goes out later
+        return;
+      }
+      sentJson = json; // refused (403, 422): said above; the next change tries again
     }
     // a change made while this one was on its way: send it too (the last state always goes)
     if (JSON.stringify(publishedState(app.schema, app.state, { panel: panelInView(app) })) !== sentJson) schedule();
@@ -173,7 +178,7 @@ export function initLecturer(app) {
   $("session-ask").addEventListener("click", async () => {
     await publish(); // the question is about the page as it is now
     const answer = await request("POST", `/api/sessions/${session.code}/questions`, {
-      body: { kind: $("session-kind").value }, token: session.token,
+      body: { kind: $("session-kind").value }, token: session.presenter_token,
     });
     if (!answer.ok) setSync(detailOf(answer));
     else { question = answer.data; counts = null; reveal = null; redraw(); }
@@ -181,7 +186,7 @@ export function initLecturer(app) {
   $("session-reveal").addEventListener("click", async () => {
     if (!question) return;
     $("session-reveal").disabled = true;
-    const answer = await request("POST", `/api/sessions/${session.code}/questions/${question.id}/reveal`, { token: session.token });
+    const answer = await request("POST", `/api/sessions/${session.code}/questions/${question.id}/reveal`, { token: session.presenter_token });
     if (!answer.ok) {
       setSync(detailOf(answer));
       $("session-reveal").disabled = false;
@@ -200,7 +205,7 @@ export function initLecturer(app) {
   });
   $("session-end").addEventListener("click", async () => {
     if (!session || !window.confirm(t("session.end_confirm"))) return;
-    const answer = await request("DELETE", `/api/sessions/${session.code}`, { token: session.token });
+    const answer = await request("DELETE", `/api/sessions/${session.code}`, { token: session.presenter_token });
     if (answer.ok || answer.status === 404) ended();
   });
 
@@ -214,7 +219,7 @@ export function initLecturer(app) {
 
   // A reload keeps the session: the tab's storage still has it (if the server does).
   const kept = saved();
-  if (kept?.code && kept?.token) {
+  if (kept?.code && kept?.presenter_token) {
     request("GET", `/api/sessions/${kept.code}`).then((answer) => {
       if (answer.ok) {
         session = kept;
