@@ -3,6 +3,7 @@ throwaway redis-server on a free port, and a TCP relay whose connections a test 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import socket
@@ -157,20 +158,16 @@ class Relay:
             pass
         finally:
             for s in (src, dst):
-                try:
+                with contextlib.suppress(OSError):
                     s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def cut(self) -> None:
         """Close every connection open now."""
         with self._lock:
             conns, self._conns = self._conns, []
         for s in conns:
-            try:
+            with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             s.close()
 
     def close(self) -> None:

@@ -103,7 +103,7 @@ def test_state_that_is_not_an_object_or_not_json_is_422(client: httpx.Client) ->
 
 def test_students_cannot_drive_the_class(client: httpx.Client) -> None:
     code, auth = start(client)
-    other_code, other_auth = start(client)
+    _, other_auth = start(client)
     q = client.post(f"/api/sessions/{code}/questions", json={"kind": "shape_of"}, headers=auth)
     qid = q.json()["id"]
     for headers in ({}, {"Authorization": "Bearer nope"}, other_auth, {"Authorization": "x"}):
@@ -163,25 +163,27 @@ def test_last_event_id_resumes_with_the_missed_events(client: httpx.Client) -> N
 
 def test_live_events_reach_an_open_stream(client: httpx.Client, base: str) -> None:
     code, auth = start(client)
-    with httpx.Client(base_url=base, timeout=30) as listener:
-        with listener.stream("GET", f"/api/sessions/{code}/events") as r:
-            assert read_until(r, "state")[0].data["version"] == 0
-            client.put(f"/api/sessions/{code}/state", json={"tokens": 9}, headers=auth)
-            event = read_until(r, "state")[-1]
-            assert event.data == {"state": {"tokens": 9}, "version": 1}
-            q = client.post(
-                f"/api/sessions/{code}/questions", json={"kind": "rows_changed"}, headers=auth
-            ).json()
-            assert read_until(r, "question")[-1].data["question"]["id"] == q["id"]
-            body = {"question_id": q["id"], "choice": "c1", "device": "device-live1"}
-            assert client.post(f"/api/sessions/{code}/answers", json=body).status_code == 200
-            tally = read_until(r, "tally")[-1].data
-            assert tally["counts"]["c1"] == 1 and tally["total"] == 1
-            client.post(f"/api/sessions/{code}/questions/{q['id']}/reveal", headers=auth)
-            reveal = read_until(r, "reveal")[-1].data
-            assert reveal["answer"]["correct"] == ["c1"] and reveal["counts"]["c1"] == 1
-            assert client.delete(f"/api/sessions/{code}", headers=auth).status_code == 204
-            assert read_until(r, "ended")[-1].data["reason"] == "lecturer"
+    with (
+        httpx.Client(base_url=base, timeout=30) as listener,
+        listener.stream("GET", f"/api/sessions/{code}/events") as r,
+    ):
+        assert read_until(r, "state")[0].data["version"] == 0
+        client.put(f"/api/sessions/{code}/state", json={"tokens": 9}, headers=auth)
+        event = read_until(r, "state")[-1]
+        assert event.data == {"state": {"tokens": 9}, "version": 1}
+        q = client.post(
+            f"/api/sessions/{code}/questions", json={"kind": "rows_changed"}, headers=auth
+        ).json()
+        assert read_until(r, "question")[-1].data["question"]["id"] == q["id"]
+        body = {"question_id": q["id"], "choice": "c1", "device": "device-live1"}
+        assert client.post(f"/api/sessions/{code}/answers", json=body).status_code == 200
+        tally = read_until(r, "tally")[-1].data
+        assert tally["counts"]["c1"] == 1 and tally["total"] == 1
+        client.post(f"/api/sessions/{code}/questions/{q['id']}/reveal", headers=auth)
+        reveal = read_until(r, "reveal")[-1].data
+        assert reveal["answer"]["correct"] == ["c1"] and reveal["counts"]["c1"] == 1
+        assert client.delete(f"/api/sessions/{code}", headers=auth).status_code == 204
+        assert read_until(r, "ended")[-1].data["reason"] == "lecturer"
     assert client.get(f"/api/sessions/{code}").status_code == 404
 
 
