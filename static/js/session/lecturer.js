@@ -57,7 +57,10 @@ export function initLecturer(app) {
     if (!session) return;
     const body = publishedState(app.schema, app.state, { panel: panelInView(app) });
     const json = JSON.stringify(body);
-    if (json === sentJson) return;
+    if (json === sentJson) {
+      if (!inFlight) delete root.dataset.pending;
+      return;
+    }
     if (inFlight) {
       schedule();
       return;
@@ -83,10 +86,13 @@ export function initLecturer(app) {
     }
     // a change made while this one was on its way: send it too (the last state always goes)
     if (JSON.stringify(publishedState(app.schema, app.state, { panel: panelInView(app) })) !== sentJson) schedule();
+    else delete root.dataset.pending; // tests and the sync line: everything is out
   }
 
   function schedule() {
-    if (!session || timer) return;
+    if (!session) return;
+    root.dataset.pending = "1";
+    if (timer) return;
     const wait = Math.max(0, MIN_GAP_MS - (performance.now() - lastSent));
     timer = setTimeout(publish, inFlight ? MIN_GAP_MS : wait);
   }

@@ -108,7 +108,11 @@ export function initStudent(app, code) {
       tally: () => {},
       ended: () => ended(),
     }, {
-      onOpen: () => { root.dataset.connection = "open"; status(); },
+      onOpen: () => {
+        root.dataset.connection = "open";
+        root.dataset.opens = String(Number(root.dataset.opens || 0) + 1); // reconnects seen
+        status();
+      },
       onError: () => { root.dataset.connection = "reconnecting"; status(); },
       onClosed: async () => {
         // The server refused the stream (404 after a restart or the end; 429 when full)
