@@ -28,6 +28,7 @@ import random
 import subprocess
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +50,7 @@ class Student:
     last_version: int = -1
     connected: asyncio.Event = field(default_factory=asyncio.Event)
     answered: int = 0
-    refused: int = 0
+    refused: str = ""
 
 
 @dataclass
@@ -124,6 +125,7 @@ async def run_lecture(
     timeout = httpx.Timeout(30.0, read=None)
     async with (
         httpx.AsyncClient(limits=limits, timeout=timeout) as client,
+        httpx.AsyncClient(limits=limits, timeout=30.0) as answers,
         httpx.AsyncClient(timeout=30.0) as lecturer,
     ):
         created = (await lecturer.post(f"{lecturer_base}/api/sessions")).json()
@@ -150,15 +152,15 @@ async def run_lecture(
             choice = random.choice(question["choices"])["id"]
             body = {"question_id": question["id"], "choice": choice, "device": device}
             try:
-                r = await client.post(f"{student_base}/api/sessions/{code}/answers", json=body)
-            except httpx.HTTPError:
-                me.refused += 1
+                r = await answers.post(f"{student_base}/api/sessions/{code}/answers", json=body)
+            except httpx.HTTPError as exc:
+                me.refused = type(exc).__name__
                 return
             if r.status_code == 200:
                 me.answered += 1
                 accepted += 1
             else:
-                me.refused += 1
+                me.refused = f"{r.status_code} {r.text[:80]}"
 
         stop = asyncio.Event()
         crowd = [Student(i) for i in range(students)]
@@ -219,6 +221,9 @@ def summarise(
                 lost += 1
     last = max(sent)
     stale = sum(1 for s in crowd if s.last_version != last)
+    refusals = Counter(s.refused for s in crowd if s.refused)
+    if refusals:
+        print(f"{setup}: answers refused: {dict(refusals)}")
     return Result(
         setup=setup,
         students=len(crowd),

@@ -235,11 +235,6 @@ async def put_state(
     return StateVersion(version=version)
 
 
-def sse(event_id: int, kind: str, data: dict[str, Any]) -> bytes:
-    """One server-sent event."""
-    return b"id: %d\nevent: %s\ndata: %s\n\n" % (event_id, kind.encode(), orjson.dumps(data))
-
-
 @router.get(
     "/{code}/events",
     response_class=StreamingResponse,
@@ -268,7 +263,7 @@ async def get_events(
             if event is None:
                 yield b": keep-alive\n\n"
             else:
-                yield sse(event.id, event.type, event.data)
+                yield event.wire
 
     return StreamingResponse(
         body(),

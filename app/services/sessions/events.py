@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import orjson
@@ -25,6 +26,16 @@ class Event:
     id: int
     type: str
     data: dict[str, Any]
+
+    @cached_property
+    def wire(self) -> bytes:
+        """The event as server-sent-event bytes (id, event, data), made once for every
+        listener."""
+        return b"id: %d\nevent: %s\ndata: %s\n\n" % (
+            self.id,
+            self.type.encode(),
+            orjson.dumps(self.data),
+        )
 
     def to_json(self) -> bytes:
         """The event as JSON (for a store or a pub/sub message)."""

@@ -10,7 +10,7 @@ import time
 from collections import deque
 from typing import Any
 
-from app.services.sessions.errors import Full
+from app.services.sessions.errors import Conflict, Full, NotFound
 from app.services.sessions.events import Event, Hub
 
 
@@ -99,9 +99,18 @@ class MemoryStore:
             return None
         return [e for e in log if e.id > last_id]
 
+    async def close_question(self, code: str, qid: str) -> None:
+        if self._alive(code):
+            self._records[code]["closed"] = qid
+
     async def set_answer(
         self, code: str, qid: str, device: str, choice: str, max_answers: int
     ) -> None:
+        # no await below: nothing else runs between the checks and the write
+        if not self._alive(code):
+            raise NotFound("The class session has ended.", field="code")
+        if self._records[code].get("closed") == qid:
+            raise Conflict("This question has been revealed: answers are closed.", "question_id")
         by_question = self._answers.setdefault(code, {})
         answers = by_question.setdefault(qid, {})
         for other in [q for q in by_question if q != qid]:

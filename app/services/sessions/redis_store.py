@@ -24,13 +24,24 @@ import orjson
 from redis.asyncio import BlockingConnectionPool, Redis
 from redis.asyncio.client import PubSub
 
-from app.services.sessions.errors import Full
+from app.services.sessions.errors import Conflict, Full, NotFound
 from app.services.sessions.events import Event, Hub
 
 log = logging.getLogger(__name__)
 
 PREFIX = "ffnlab:"
 JSON_FIELDS = ("state", "question", "reveal")
+
+ANSWER_SCRIPT = """
+if redis.call('HEXISTS', KEYS[1], 'token') == 0 then return -3 end
+if redis.call('HGET', KEYS[1], 'closed') == ARGV[1] then return -1 end
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0
+   and redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[4]) then return -2 end
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+redis.call('EXPIRE', KEYS[2], tonumber(ARGV[5]))
+return 1
+"""
+"""An answer in one atomic step: the session exists, its question is open, the cap holds."""
 
 
 def _key(code: str, suffix: str = "") -> str:
@@ -52,6 +63,7 @@ class RedisStore:
         )
         self.redis: Redis = Redis(connection_pool=self._pool)
         self._pubsub: PubSub | None = None
+        self._answer_script = self.redis.register_script(ANSWER_SCRIPT)
         self._reader: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -164,15 +176,25 @@ class RedisStore:
             return None
         return [e for e in events if e.id > last_id]
 
+    async def close_question(self, code: str, qid: str) -> None:
+        await self.redis.hset(_key(code), "closed", qid)
+
     async def set_answer(
         self, code: str, qid: str, device: str, choice: str, max_answers: int
     ) -> None:
-        key = _key(code, f":a:{qid}")
-        if not await self.redis.hexists(key, device) and await self.redis.hlen(key) >= max_answers:
+        result = int(
+            await self._answer_script(
+                keys=[_key(code), _key(code, f":a:{qid}")],
+                args=[qid, device, choice, max_answers, self.ttl],
+            )
+        )
+        if result == -3:
+            raise NotFound("The class session has ended.", field="code")
+        if result == -1:
+            raise Conflict("This question has been revealed: answers are closed.", "question_id")
+        if result == -2:
             raise Full(f"This question has {max_answers} answers already (the limit).", "session")
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(key, device, choice)
-            pipe.expire(key, self.ttl)
             await self._touch(pipe, code)
             await pipe.execute()
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from app.config import Settings
 from app.services.sessions.codes import new_code, new_token, token_hash, token_matches
-from app.services.sessions.errors import Conflict, Forbidden, Full, Invalid, NotFound
+from app.services.sessions.errors import Forbidden, Full, Invalid, NotFound
 from app.services.sessions.events import Event
 from app.services.sessions.limits import RateLimiter
 from app.services.sessions.store import Store
@@ -58,15 +58,20 @@ class Listener:
                 self.last_id = max(self.last_id, event.id)
                 yield event
             while True:
-                try:
-                    item = await asyncio.wait_for(self.queue.get(), service.keepalive_s)
-                except TimeoutError:
-                    if await service.store.get(self.code) is None:
-                        yield Event(self.code, self.last_id + 1, "ended", {"reason": ENDED_IDLE})
-                        return
-                    await service.store.add_listener(self.code, self.key, service.listener_ttl)
-                    yield None
-                    continue
+                if self.queue.empty():
+                    try:
+                        item = await asyncio.wait_for(self.queue.get(), service.keepalive_s)
+                    except TimeoutError:
+                        if await service.store.get(self.code) is None:
+                            yield Event(
+                                self.code, self.last_id + 1, "ended", {"reason": ENDED_IDLE}
+                            )
+                            return
+                        await service.store.add_listener(self.code, self.key, service.listener_ttl)
+                        yield None
+                        continue
+                else:
+                    item = self.queue.get_nowait()  # busy: no timer per event
                 if item is None:
                     return
                 if item.id <= self.last_id and item.type != "ended":
@@ -137,6 +142,7 @@ class SessionService:
             "version": 0,
             "question": None,
             "reveal": None,
+            "closed": "",
             "created": time.time(),
             "state_event": 0,
             "question_event": 0,
@@ -185,8 +191,10 @@ class SessionService:
         await self.authorize(code, token)
         self.state_limit.check(code)
         version = await self.store.next_version(code)
+        # stored before it is sent: a screen that connects in between reads the new state
+        await self.store.update(code, {"state": state})
         event = await self.store.publish(code, "state", {"state": state, "version": version})
-        await self.store.update(code, {"state": state, "state_event": event.id})
+        await self.store.update(code, {"state_event": event.id})
         return version
 
     async def open_question(
@@ -199,10 +207,10 @@ class SessionService:
         """
         await self.authorize(code, token)
         self.state_limit.check(code)
+        # stored before it is sent: an answer right after the event finds the question
+        await self.store.update(code, {"question": question, "reveal": None, "closed": ""})
         event = await self.store.publish(code, "question", {"question": public})
-        await self.store.update(
-            code, {"question": question, "reveal": None, "question_event": event.id}
-        )
+        await self.store.update(code, {"question_event": event.id})
         return event
 
     async def question(self, code: str, qid: str) -> dict[str, Any]:
@@ -229,6 +237,8 @@ class SessionService:
         """
         await self.authorize(code, token)
         question = await self.question(code, qid)
+        # closed first, counted after: every answer is either counted or refused (409)
+        await self.store.close_question(code, qid)
         counts, total = await self.counts(code, question)
         data = {"question_id": qid, "answer": answer, "counts": counts, "total": total}
         event = await self.store.publish(code, "reveal", data)
@@ -262,9 +272,6 @@ class SessionService:
             raise NotFound(
                 f"Question {qid} is not this session's current question.", field="question_id"
             )
-        reveal = record.get("reveal")
-        if reveal and reveal.get("question_id") == qid:
-            raise Conflict("This question has been revealed: answers are closed.", "question_id")
         ids = [c["id"] for c in question["choices"]]
         if choice not in ids:
             raise Invalid(f"choice must be one of {', '.join(ids)}; got {choice!r}.", "choice")

@@ -51,12 +51,17 @@ class Store(Protocol):
         """Logged events with id > `last_id`, oldest first; None when the log no longer
         reaches back that far."""
 
+    async def close_question(self, code: str, qid: str) -> None:
+        """Take no more answers to `qid` (atomically with respect to `set_answer`)."""
+
     async def set_answer(
         self, code: str, qid: str, device: str, choice: str, max_answers: int
     ) -> None:
-        """Record (or change) `device`'s answer to question `qid`.
+        """Record (or change) `device`'s answer to question `qid`, in one atomic step with
+        the checks below.
 
         Raises:
+            NotFound: the session is gone. Conflict: `qid` is closed (revealed).
             Full: `max_answers` devices have answered already (a new device).
         """
 
