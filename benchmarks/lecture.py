@@ -63,6 +63,7 @@ class Result:
     stale_students: int
     answers_sent: int
     answers_counted: int
+    answers_refused: int
     rss_mb: float
     connect_s: float
 
@@ -233,6 +234,7 @@ def summarise(
         stale_students=stale,
         answers_sent=accepted,
         answers_counted=total,
+        answers_refused=sum(refusals.values()),
         rss_mb=rss / 1e6,
         connect_s=getattr(run_lecture, "connect_s", float("nan")),
     )
@@ -319,19 +321,21 @@ def report(results: list[Result], load: tuple[float, float, float]) -> str:
         f"after {os.getloadavg()[0]:.2f} (2-core machine shared with other work)",
         "",
         f"{'setup':40} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'lost':>5} {'stale':>5} "
-        f"{'answers':>9} {'RSS MB':>8} {'join s':>7}",
+        f"{'answers':>9} {'late':>5} {'RSS MB':>8} {'join s':>7}",
     ]
     for r in results:
         answers = f"{r.answers_counted}/{r.answers_sent}" if r.answers_sent else "-"
         lines.append(
             f"{r.setup:40} {r.pct(50):8.1f} {r.pct(95):8.1f} {r.pct(99):8.1f} {r.lost:5d} "
-            f"{r.stale_students:5d} {answers:>9} {r.rss_mb:8.0f} {r.connect_s:7.1f}"
+            f"{r.stale_students:5d} {answers:>9} {r.answers_refused:5d} {r.rss_mb:8.0f} "
+            f"{r.connect_s:7.1f}"
         )
     lines += [
         "",
         "goal: change -> event p95 <= 250 ms at 300 students; lost 0; every answer counted.",
         "lost = (student, change) pairs never received; stale = students whose last state is",
         "not the lecturer's last; answers = the reveal's total / answers the server accepted;",
+        "late = answers sent after the reveal (refused with 409: the client fell behind);",
         "the ceiling row is the same client on an app that does nothing but fan out.",
     ]
     return "\n".join(lines)
