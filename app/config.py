@@ -215,6 +215,38 @@ class Settings(BaseSettings):
         default_factory=list, description="CORS origins; none by default"
     )
 
+    # ---- class sessions (app/services/sessions): a lecturer's page followed by students ----
+    redis_url: str | None = Field(
+        None,
+        description="redis://host:port/db: sessions, answers and events go through Redis, so "
+        "several processes or replicas behind a proxy serve one session; unset: in-process",
+    )
+    session_idle_s: float = Field(
+        7200.0, gt=0, description="a session without lecturer activity or answers ends after this"
+    )
+    max_sessions: int = Field(200, ge=1, description="most class sessions at once (503 beyond)")
+    max_students_per_session: int = Field(
+        400, ge=1, description="most event streams on one session (429 beyond)"
+    )
+    session_keepalive_s: float = Field(
+        15.0, gt=0, description="a comment line on an idle event stream this often (proxies)"
+    )
+    session_tally_interval_s: float = Field(
+        0.25, ge=0, description="answers are counted to the lecturer at most this often"
+    )
+    session_answer_rate: float = Field(2.0, gt=0, description="answers per second per device")
+    session_answer_burst: float = Field(10.0, ge=1, description="burst of answers per device")
+    session_state_rate: float = Field(
+        20.0, gt=0, description="lecturer changes (state, questions) per second per session"
+    )
+    session_state_burst: float = Field(60.0, ge=1, description="burst of lecturer changes")
+    session_connect_rate: float = Field(
+        2.0, gt=0, description="event-stream connections per second per device (or address)"
+    )
+    session_connect_burst: float = Field(20.0, ge=1, description="burst of connections")
+    session_create_rate: float = Field(0.5, gt=0, description="new sessions per second per address")
+    session_create_burst: float = Field(10.0, ge=1, description="burst of new sessions")
+
     @field_validator("frame_ancestors")
     @classmethod
     def _one_directive(cls, value: str) -> str:

@@ -21,6 +21,7 @@ from app.api.routes import meta as routes_meta
 from app.api.routes import neuron as routes_neuron
 from app.api.routes import pages
 from app.api.routes import pretrained as routes_pretrained
+from app.api.routes import sessions as routes_sessions
 from app.api.routes import snapshot as routes_snapshot
 from app.api.routes import stack as routes_stack
 from app.api.routes import teaching as routes_teaching
@@ -31,6 +32,7 @@ from app.model import parallel
 from app.paths import STATIC_DIR
 from app.services import allocator, shutdown
 from app.services.compute import ComputePools, apply_torch_threads
+from app.services.sessions import make_service
 from app.services.weight_cache import WeightCache
 
 
@@ -46,7 +48,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         apply_torch_threads(settings.torch_threads)  # the event loop runs small FFNs inline
         parallel.set_workers(settings.matmul_workers)
         restore = shutdown.install()  # training streams end at once on SIGTERM
+        app.state.sessions = make_service(settings)
+        await app.state.sessions.start()
         yield
+        await app.state.sessions.close()
         restore()
 
     app = FastAPI(
@@ -95,5 +100,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_cheaper.router)
     app.include_router(routes_train.router)
     app.include_router(routes_weights.router)
+    app.include_router(routes_sessions.router)
+    app.include_router(routes_sessions.pages)
     app.include_router(pages.router)
     return app

@@ -11,6 +11,7 @@ import { initLayout } from "./classroom/layout.js";
 import { initShare } from "./classroom/share.js";
 import { initDeckKeys } from "./classroom/deckkeys.js";
 import { initExport } from "./export/index.js";
+import { initSession } from "./session/index.js";
 import { applyTranslations, loadLanguage, pickLanguage, t } from "./i18n.js";
 import { liveView, setBusy, setForced, SHOWN_WAIT_MS } from "./live.js";
 import { initLesson } from "./lesson/engine.js";
@@ -283,6 +284,7 @@ async function start() {
   initShare(app);
   initExport(app);
   initDeckKeys(app); // an embed in slides: the clicker's keys go to the deck
+  initSession(app);
   syncControls();
   bindControls();
   applyTranslations();

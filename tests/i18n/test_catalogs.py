@@ -26,6 +26,8 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 # Values that are the same in every language (symbols, formats, names of file formats).
 SAME_IN_ALL_LANGUAGES = {
     "controls.ratio",
+    "session.choice.number",
+    "session.choice.percent_range",
     "export.png",
     "export.svg",
     "lang.en",
@@ -72,7 +74,7 @@ JS_LITERAL_ALLOWED: set[tuple[str, str]] = {
     ("views.js", "—"),
 }
 # The product name in <title> before the scripts replace it with t("app.title").
-TEMPLATE_TEXT_ALLOWED: set[tuple[str, str]] = {("base.html", "FFN Lab")}
+TEMPLATE_TEXT_ALLOWED: set[tuple[str, str]] = {("base.html", "FFN Lab"), ("join.html", "FFN Lab")}
 
 
 def parts(lang: str) -> dict[str, dict[str, str]]:
