@@ -1,5 +1,6 @@
-"""The checklist itself: six checks on a built module (the seventh, raises_on_bad_activation,
-needs the class and lives in `activation.py`).
+"""The checklist itself: eight checks on a built module (raises_on_bad_activation needs the
+class and lives in `activation.py`; nonlinear and no_residual_inside measure with the
+helpers in `structure.py`).
 
 Every check runs on CPU under `torch.no_grad()`, with inputs from a seeded generator, and
 returns a `CheckResult` whose detail carries the measured number. A check that hits an
@@ -14,8 +15,9 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from app.grading.report import CHECK_NAMES, CheckResult
+from app.lab.checker import structure
 from app.lab.checker.parameters import parameter_formula
-from app.lab.checker.report import CheckResult
 from app.lab.checker.trace import Event, hidden_width, module_label, torch_float, watching
 
 # Sequence lengths are picked away from d_model, d_ff and the batch sizes, so a tensor
@@ -50,6 +52,10 @@ class _Failed(Exception):
     """A check's verdict reached early (the message is the detail)."""
 
 
+class _NotApplicable(Exception):
+    """The check cannot be measured on this module (the message says why)."""
+
+
 def _inputs(module: nn.Module, shape: tuple[int, ...], seed: int) -> Tensor:
     generator = torch.Generator().manual_seed(seed)
     return torch.randn(shape, generator=generator).to(torch_float(module))
@@ -78,18 +84,32 @@ def _run(name: str, body: Callable[[], tuple[bool, str]]) -> CheckResult:
         passed, detail = body()
     except _Failed as exc:
         return CheckResult(name, False, str(exc))
+    except _NotApplicable as exc:
+        return CheckResult(name, True, f"not applicable: {exc}", skipped=True)
     except Exception as exc:
-        return CheckResult(name, False, f"forward raised {type(exc).__name__}: {exc}")
+        return CheckResult(name, False, _raised(exc))
     return CheckResult(name, passed, detail)
 
 
+def _raised(exc: Exception) -> str:
+    """`forward raised RuntimeError: ...`, with a hint when two shapes do not multiply."""
+    text = f"forward raised {type(exc).__name__}: {exc}"
+    if "cannot be multiplied" in str(exc) or "size mismatch" in str(exc):
+        text += (
+            " (a weight with the wrong shape, or transposed? nn.Linear(d_in, d_out).weight "
+            "is [d_out, d_in]; x @ W needs W as [d_in, d_out])"
+        )
+    return text
+
+
 class Checks:
-    """The six module checks, sharing one traced forward pass (eval mode, B=2, T=T1)."""
+    """The eight module checks, sharing one traced forward pass (eval mode, B=2, T=T1)."""
 
     def __init__(self, module: nn.Module, setup: Setup) -> None:
         self.module = module
         self.setup = setup
         self._events: list[Event] | None = None
+        self._carried: tuple[float, float] | None = None  # no_residual_inside's (c, misfit)
 
     def events(self) -> list[Event]:
         """Every op and submodule call of one eval forward pass at [2, T1, d_model]."""
@@ -102,17 +122,23 @@ class Checks:
             self._events = events
         return self._events
 
-    def run(self) -> list[CheckResult]:
-        """All six, in the checklist's order (the module's train/eval mode is restored)."""
+    def run(self, names: tuple[str, ...] = CHECK_NAMES) -> list[CheckResult]:
+        """The module checks among `names`, in the checklist's order (the module's
+        train/eval mode is restored)."""
+        bodies: dict[str, Callable[[], tuple[bool, str]]] = {
+            "shapes": self.shapes,
+            "position_wise": self.position_wise,
+            "no_token_mixing": self.no_token_mixing,
+            "shared_parameters": self.shared_parameters,
+            "eval_deterministic": self.eval_deterministic,
+            "residual_ready": self.residual_ready,
+            "nonlinear": self.nonlinear,
+            "no_residual_inside": self.no_residual_inside,
+        }
         was_training = self.module.training
         try:
             return [
-                _run("shapes", self.shapes),
-                _run("position_wise", self.position_wise),
-                _run("no_token_mixing", self.no_token_mixing),
-                _run("shared_parameters", self.shared_parameters),
-                _run("eval_deterministic", self.eval_deterministic),
-                _run("residual_ready", self.residual_ready),
+                _run(name, bodies[name]) for name in CHECK_NAMES if name in names and name in bodies
             ]
         finally:
             self.module.train(was_training)
@@ -300,9 +326,123 @@ class Checks:
             )
         if y.shape != x.shape:
             return False, f"output {_fmt(y.shape)}: x + FFN(x) would broadcast {_fmt(x.shape)}"
+        carried = self._carried_input()
+        if carried is not None:
+            return False, (
+                f"output {_fmt(y.shape)} has last dim {d} = d_model, but it already contains "
+                f"{_num(carried[0])}·x (see no_residual_inside): the block's x + FFN(x) "
+                "would add x twice"
+            )
         return (
             True,
             f"output {_fmt(y.shape)}: last dim {d} = d_model, x + FFN(x) is {_fmt(x.shape)}",
+        )
+
+    # -- nonlinear ----------------------------------------------------------------------
+    def nonlinear(self) -> tuple[bool, str]:
+        """FFN(x + y) != FFN(x) + FFN(y) - FFN(0): an activation sits between W1 and W2."""
+        d = self.setup.d_model
+        t = self.setup.lengths[0]
+        pairs = []
+        for k, scale in enumerate((1.0, 4.0)):
+            x = _inputs(self.module, (2, t, d), seed=60 + 2 * k) * scale
+            y = _inputs(self.module, (2, t, d), seed=61 + 2 * k) * scale
+            pairs += [(x, y), (x, -x)]
+        _, down = structure.run_plain(self.module, pairs[0][0])
+        output_gap = structure.affine_gap(lambda v: structure.run_plain(self.module, v)[0], pairs)
+        w1, w2 = self._projection_labels()
+        if down is None:
+            where = "its output"
+            hidden_gap = output_gap
+        else:
+            where = f"the hidden layer entering {w2 or 'the down-projection'}"
+            hidden_gap = structure.affine_gap(lambda v: self._hidden(v), pairs)
+        if max(output_gap, hidden_gap) < structure.AFFINE_GAP:
+            between = f" between {w1} and {w2}" if w1 and w2 else " between W1 and W2"
+            return False, (
+                f"FFN(x + y) = FFN(x) + FFN(y) - FFN(0) up to {_num(output_gap)} (relative) at "
+                f"input scales 1 and 4: the FFN is an affine map. Two linears with no "
+                f"activation between them collapse into one (x W1 W2); the activation "
+                f"(ReLU, GELU, SiLU) is missing{between}"
+            )
+        if hidden_gap < structure.AFFINE_GAP:
+            return False, (
+                f"{where} is an affine function of x (gap {_num(hidden_gap)}), but the output "
+                f"is not: the activation comes after W2. FFN(x) = act(x W1 + b1) W2 + b2 "
+                "applies it to the hidden layer, before the down-projection"
+            )
+        return True, (
+            f"{where} is not affine in x: |H(x + y) - H(x) - H(y) + H(0)| up to "
+            f"{_num(hidden_gap)} of its size at input scales 1 and 4 (an affine map gives ~0)"
+        )
+
+    def _hidden(self, x: Tensor) -> Tensor:
+        _, down = structure.run_plain(self.module, x)
+        if down is None:
+            raise _Failed("the down-projection back to d_model was not seen on every call")
+        return down.hidden
+
+    def _projection_labels(self) -> tuple[str | None, str | None]:
+        """The submodules mapping d_model -> hidden and hidden -> d_model, when named."""
+        d = self.setup.d_model
+        width, _ = hidden_width(self.events(), d)
+        if width is None or width == d:
+            return None, None
+        return module_label(self.events(), (d,), width), module_label(self.events(), (width,), d)
+
+    # -- no_residual_inside -------------------------------------------------------------
+    def _bypass(self) -> tuple[str | None, float, float, float] | None:
+        """With W2's weight zeroed: (weight name, largest change of the output with x,
+        carried fraction c, misfit of changes ≈ c·x); None when W2 has no weight."""
+        d = self.setup.d_model
+        x = _inputs(self.module, (2, self.setup.lengths[0], d), seed=70)
+        _, down = structure.run_plain(self.module, x)
+        if down is None or down.weight is None:
+            return None
+        with structure.zeroed(down.weight):
+            base = structure.run_plain(self.module, torch.zeros_like(x))[0]
+            changes = structure.run_plain(self.module, x)[0] - base
+        if changes.shape != x.shape:
+            return down.weight_name, float(changes.abs().max()), 0.0, 1.0
+        c, misfit = structure.carried_fraction(changes, x)
+        return down.weight_name, float(changes.abs().max()), c, misfit
+
+    def _carried_input(self) -> tuple[float, float] | None:
+        """(c, largest change) when the output carries c·x past W2, else None."""
+        if self._carried is None:
+            try:
+                bypass = self._bypass()
+            except Exception:
+                bypass = None
+            found = bypass is not None and bypass[1] > 1e-5 and bypass[3] < 1e-3
+            self._carried = (bypass[2], bypass[1]) if found and bypass is not None else (0.0, 0.0)
+        return self._carried if self._carried[1] > 0 else None
+
+    def no_residual_inside(self) -> tuple[bool, str]:
+        """With W2 zeroed the output does not change with x (nothing bypasses the FFN)."""
+        bypass = self._bypass()
+        if bypass is None:
+            raise _NotApplicable(
+                "no down-projection weight back to d_model was found to zero "
+                "(shapes and shared_parameters judge the projections)"
+            )
+        name, change, c, misfit = bypass
+        w2 = name or "W2"
+        if change <= 1e-5:
+            return True, (
+                f"with {w2} zeroed the output no longer depends on x (changes by "
+                f"{_num(change)}): nothing bypasses the down-projection; x + FFN(x) is the block's"
+            )
+        if misfit < 1e-3:
+            return False, (
+                f"with {w2} zeroed the output is still {_num(c)}·x + a constant: the FFN adds "
+                "its input itself (return x + ...). The residual belongs to the block, "
+                "x + FFN(x), so x would be added twice; return the FFN's output alone"
+            )
+        return False, (
+            f"with {w2} zeroed the output still changes with x (by up to {_num(change)}): part "
+            "of the output bypasses the down-projection (a skip path, or a norm of x + ... "
+            "inside the FFN); the residual and its norm belong to the block"
         )
 
 
