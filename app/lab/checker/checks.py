@@ -18,7 +18,14 @@ from torch import Tensor, nn
 from app.grading.report import CHECK_NAMES, CheckResult
 from app.lab.checker import structure
 from app.lab.checker.parameters import parameter_formula
-from app.lab.checker.trace import Event, hidden_width, module_label, torch_float, watching
+from app.lab.checker.trace import (
+    Event,
+    hidden_width,
+    module_label,
+    storage_pointer,
+    torch_float,
+    watching,
+)
 
 # Sequence lengths are picked away from d_model, d_ff and the batch sizes, so a tensor
 # with two axes of size T is a [T, T] matrix and an op across a T-sized axis is across T.
@@ -280,6 +287,18 @@ class Checks:
         if width is None:
             return False, f"{counts[0]:,} parameters, and the hooks saw no hidden layer"
         used = {ptr for event in self.events() for ptr in event.pointers}
+        touched = {ptr for event in self.events() for ptr in event.touched}
+        unused = [
+            f"{name} {_fmt(tuple(p.shape))}"
+            for name, p in self.module.named_parameters()
+            if storage_pointer(p) not in touched
+        ]
+        if unused and touched:
+            more = f" (and {len(unused) - 1} more)" if len(unused) > 1 else ""
+            return False, (
+                f"{unused[0]}{more} is a parameter the forward pass never uses: a bias "
+                "left out of the sum (x W1 + b1, h W2 + b2), or a layer defined but not called"
+            )
         return parameter_formula(self.module, d, width, counts[0], (t1, t2), used)
 
     # -- eval_deterministic -----------------------------------------------------------

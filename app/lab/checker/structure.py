@@ -28,17 +28,13 @@ import torch
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
-from app.lab.checker.trace import DROPOUT_OPS
+from app.lab.checker.trace import DROPOUT_OPS, storage_pointer
 
 _PRODUCTS = frozenset(
     {"linear", "matmul", "mm", "bmm", "__matmul__", "__rmatmul__", "addmm", "baddbmm",
      "einsum", "mv", "inner"}
 )  # fmt: skip
 AFFINE_GAP = 1e-4  # relative gap below which a map counts as affine (float32 gives ~1e-7)
-
-
-def _storage(t: Tensor) -> int:
-    return int(t.untyped_storage().data_ptr())
 
 
 def _tensors(value: Any) -> Iterator[Tensor]:
@@ -92,7 +88,7 @@ class _Capture(TorchFunctionMode):
             and out.shape[-1] == self.d_model
         ):
             operands = list(_tensors((args, tuple(kwargs.values()))))
-            owned = [self.params.get(_storage(t)) for t in operands]
+            owned = [self.params.get(storage_pointer(t)) for t in operands]
             hidden = [t for t, p in zip(operands, owned, strict=True) if p is None]
             weights = [p for p in owned if p is not None and p[1].dim() == 2]
             if hidden and hidden[0].shape[-1] != self.d_model:
@@ -102,7 +98,7 @@ class _Capture(TorchFunctionMode):
 
 
 def _parameters(module: nn.Module) -> dict[int, tuple[str, nn.Parameter]]:
-    return {_storage(p): (n, p) for n, p in module.named_parameters()}
+    return {storage_pointer(p): (n, p) for n, p in module.named_parameters()}
 
 
 def run_plain(module: nn.Module, x: Tensor) -> tuple[Tensor, DownProjection | None]:
