@@ -19,8 +19,9 @@ from torch import nn
 from app.grading.report import CHECK_NAMES, CannotCheck, CheckReport, CheckResult, select
 from app.lab.checker.activation import NAME as ACTIVATION_CHECK
 from app.lab.checker.activation import Source, check_activation
+from app.lab.checker.basics import Setup
 from app.lab.checker.build import Recipe, recipe
-from app.lab.checker.checks import Checks, Setup
+from app.lab.checker.checks import Checks
 from app.lab.checker.sizes import at_second_sizes, second_sizes
 
 __all__ = ["CHECK_NAMES", "CannotCheck", "CheckReport", "CheckResult", "check", "run_checks"]

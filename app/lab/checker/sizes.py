@@ -11,8 +11,9 @@ from __future__ import annotations
 from torch import nn
 
 from app.grading.report import CannotCheck, CheckResult
+from app.lab.checker.basics import Setup
 from app.lab.checker.build import Recipe
-from app.lab.checker.checks import Checks, Setup
+from app.lab.checker.checks import Checks
 
 _PAIRS = ((24, 72), (20, 52), (28, 84))
 

@@ -28,7 +28,14 @@ import torch
 from torch import Tensor, nn
 from torch.overrides import TorchFunctionMode
 
-from app.lab.checker.trace import DROPOUT_OPS, storage_pointer
+from app.lab.checker.basics import Failed, NotApplicable, Setup, inputs, num
+from app.lab.checker.trace import (
+    DROPOUT_OPS,
+    Event,
+    hidden_width,
+    module_label,
+    storage_pointer,
+)
 
 _PRODUCTS = frozenset(
     {"linear", "matmul", "mm", "bmm", "__matmul__", "__rmatmul__", "addmm", "baddbmm",
@@ -142,3 +149,123 @@ def carried_fraction(changes: Tensor, x: Tensor) -> tuple[float, float]:
     size = float(changes.abs().max())
     misfit = float((changes - c * x).abs().max()) / size if size > 0 else 0.0
     return c, misfit
+
+
+class StructureChecks:
+    """nonlinear and no_residual_inside (and what residual_ready asks of the latter);
+    `checks.Checks` mixes these in and provides `module`, `setup` and `events()`."""
+
+    module: nn.Module
+    setup: Setup
+    _carried: tuple[float, float] | None = None  # (c, largest change) once measured
+
+    def events(self) -> list[Event]:
+        """The traced forward pass (provided by `Checks`)."""
+        raise NotImplementedError
+
+    # -- nonlinear ----------------------------------------------------------------------
+    def nonlinear(self) -> tuple[bool, str]:
+        """FFN(x + y) != FFN(x) + FFN(y) - FFN(0): an activation sits between W1 and W2."""
+        d = self.setup.d_model
+        t = self.setup.lengths[0]
+        pairs = []
+        for k, scale in enumerate((1.0, 4.0)):
+            x = inputs(self.module, (2, t, d), seed=60 + 2 * k) * scale
+            y = inputs(self.module, (2, t, d), seed=61 + 2 * k) * scale
+            pairs += [(x, y), (x, -x)]
+        _, down = run_plain(self.module, pairs[0][0])
+        output_gap = affine_gap(lambda v: run_plain(self.module, v)[0], pairs)
+        w1, w2 = self._projection_labels()
+        if down is None:
+            where = "its output"
+            hidden_gap = output_gap
+        else:
+            where = f"the hidden layer entering {w2 or 'the down-projection'}"
+            hidden_gap = affine_gap(lambda v: self._hidden(v), pairs)
+        if max(output_gap, hidden_gap) < AFFINE_GAP:
+            between = f" between {w1} and {w2}" if w1 and w2 else " between W1 and W2"
+            return False, (
+                f"FFN(x + y) = FFN(x) + FFN(y) - FFN(0) up to {num(output_gap)} (relative) at "
+                f"input scales 1 and 4: the FFN is an affine map. Two linears with no "
+                f"activation between them collapse into one (x W1 W2); the activation "
+                f"(ReLU, GELU, SiLU) is missing{between}"
+            )
+        if hidden_gap < AFFINE_GAP:
+            return False, (
+                f"{where} is an affine function of x (gap {num(hidden_gap)}), but the output "
+                f"is not: the activation comes after W2. FFN(x) = act(x W1 + b1) W2 + b2 "
+                "applies it to the hidden layer, before the down-projection"
+            )
+        return True, (
+            f"{where} is not affine in x: |H(x + y) - H(x) - H(y) + H(0)| up to "
+            f"{num(hidden_gap)} of its size at input scales 1 and 4 (an affine map gives ~0)"
+        )
+
+    def _hidden(self, x: Tensor) -> Tensor:
+        _, down = run_plain(self.module, x)
+        if down is None:
+            raise Failed("the down-projection back to d_model was not seen on every call")
+        return down.hidden
+
+    def _projection_labels(self) -> tuple[str | None, str | None]:
+        """The submodules mapping d_model -> hidden and hidden -> d_model, when named."""
+        d = self.setup.d_model
+        width, _ = hidden_width(self.events(), d)
+        if width is None or width == d:
+            return None, None
+        return module_label(self.events(), (d,), width), module_label(self.events(), (width,), d)
+
+    # -- no_residual_inside -------------------------------------------------------------
+    def _bypass(self) -> tuple[str | None, float, float, float] | None:
+        """With W2's weight zeroed: (weight name, largest change of the output with x,
+        carried fraction c, misfit of changes ≈ c·x); None when W2 has no weight."""
+        d = self.setup.d_model
+        x = inputs(self.module, (2, self.setup.lengths[0], d), seed=70)
+        _, down = run_plain(self.module, x)
+        if down is None or down.weight is None:
+            return None
+        with zeroed(down.weight):
+            base = run_plain(self.module, torch.zeros_like(x))[0]
+            changes = run_plain(self.module, x)[0] - base
+        if changes.shape != x.shape:
+            return down.weight_name, float(changes.abs().max()), 0.0, 1.0
+        c, misfit = carried_fraction(changes, x)
+        return down.weight_name, float(changes.abs().max()), c, misfit
+
+    def _carried_input(self) -> tuple[float, float] | None:
+        """(c, largest change) when the output carries c·x past W2, else None."""
+        if self._carried is None:
+            try:
+                bypass = self._bypass()
+            except Exception:
+                bypass = None
+            found = bypass is not None and bypass[1] > 1e-5 and bypass[3] < 1e-3
+            self._carried = (bypass[2], bypass[1]) if found and bypass is not None else (0.0, 0.0)
+        return self._carried if self._carried[1] > 0 else None
+
+    def no_residual_inside(self) -> tuple[bool, str]:
+        """With W2 zeroed the output does not change with x (nothing bypasses the FFN)."""
+        bypass = self._bypass()
+        if bypass is None:
+            raise NotApplicable(
+                "no down-projection weight back to d_model was found to zero "
+                "(shapes and shared_parameters judge the projections)"
+            )
+        name, change, c, misfit = bypass
+        w2 = name or "W2"
+        if change <= 1e-5:
+            return True, (
+                f"with {w2} zeroed the output no longer depends on x (changes by "
+                f"{num(change)}): nothing bypasses the down-projection; x + FFN(x) is the block's"
+            )
+        if misfit < 1e-3:
+            return False, (
+                f"with {w2} zeroed the output is still {num(c)}·x + a constant: the FFN adds "
+                "its input itself (return x + ...). The residual belongs to the block, "
+                "x + FFN(x), so x would be added twice; return the FFN's output alone"
+            )
+        return False, (
+            f"with {w2} zeroed the output still changes with x (by up to {num(change)}): part "
+            "of the output bypasses the down-projection (a skip path, or a norm of x + ... "
+            "inside the FFN); the residual and its norm belong to the block"
+        )
