@@ -10,6 +10,7 @@ from torch import nn
 
 from app import lab
 from app.lab.checker import CHECK_NAMES
+from app.lab.checker.build import recipe
 from app.model.ffn import FFNConfig, PositionwiseFeedForward
 
 from .conftest import student
@@ -235,3 +236,35 @@ def test_softmax_mixing_fails_position_wise_at_the_default_sizes() -> None:
     report = lab.check(student("broken", "SoftmaxMixing"))
     assert set(report.failed) == {"position_wise", "no_token_mixing"}, str(report)
     assert "1/sqrt(d_model)" in report["position_wise"].detail
+
+
+@pytest.mark.parametrize(
+    ("d_model_name", "d_ff_name"),
+    [
+        ("n_embd", "n_inner"),
+        ("dim", "hidden_dim"),
+        ("hidden_size", "intermediate_size"),
+        ("embed_dim", "ffn_dim"),
+        ("d_model", "d_inner"),
+        ("d_model", "d_mlp"),
+    ],
+)
+def test_the_hidden_width_is_found_under_the_names_libraries_use(
+    d_model_name: str, d_ff_name: str
+) -> None:
+    source = (
+        "from torch import nn\n\n"
+        "class FFN(nn.Module):\n"
+        f"    def __init__(self, {d_model_name}, {d_ff_name}):\n"
+        "        super().__init__()\n"
+        f"        self.up = nn.Linear({d_model_name}, {d_ff_name})\n"
+        f"        self.down = nn.Linear({d_ff_name}, {d_model_name})\n"
+        "        self.act = nn.GELU()\n\n"
+        "    def forward(self, x):\n"
+        "        return self.down(self.act(self.up(x)))\n"
+    )
+    namespace: dict[str, object] = {}
+    exec(source, namespace)
+    built = recipe(namespace["FFN"], 16, 64)  # type: ignore[arg-type]
+    assert built.kwargs == {d_model_name: 16, d_ff_name: 64}
+    assert (built.d_model_param, built.d_ff_param) == (d_model_name, d_ff_name)
