@@ -33,6 +33,11 @@ from app.lab.checker.trace import (
     watching,
 )
 
+TRANSPOSED_HINT = (
+    " (a weight with the wrong shape, or transposed? nn.Linear(d_in, d_out).weight "
+    "is [d_out, d_in]; x @ W needs W as [d_in, d_out])"
+)
+
 
 def _run(name: str, body: Callable[[], tuple[bool, str]]) -> CheckResult:
     """Run one check; an exception in the student's code fails it, naming the error."""
@@ -51,10 +56,7 @@ def _raised(exc: Exception) -> str:
     """`forward raised RuntimeError: ...`, with a hint when two shapes do not multiply."""
     text = f"forward raised {type(exc).__name__}: {exc}"
     if "cannot be multiplied" in str(exc) or "size mismatch" in str(exc):
-        text += (
-            " (a weight with the wrong shape, or transposed? nn.Linear(d_in, d_out).weight "
-            "is [d_out, d_in]; x @ W needs W as [d_in, d_out])"
-        )
+        text += TRANSPOSED_HINT
     return text
 
 

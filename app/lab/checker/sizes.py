@@ -13,7 +13,7 @@ from torch import nn
 from app.grading.report import CannotCheck, CheckResult
 from app.lab.checker.basics import Setup
 from app.lab.checker.build import Recipe
-from app.lab.checker.checks import Checks
+from app.lab.checker.checks import TRANSPOSED_HINT, Checks
 
 _PAIRS = ((24, 72), (20, 52), (28, 84))
 
@@ -66,11 +66,13 @@ def at_second_sizes(
             merged.append(r)  # the report's sizes say both pairs were tried
         else:
             head = f"passes at {_pair(*first)} but not at {where}"
+            detail = other.detail
             if hint is not None:
+                detail = detail.replace(TRANSPOSED_HINT, "")  # the typed size is the reason
                 head += (
                     f", where the module still has {hint}: sizes typed into the code? "
                     "build the layers from the constructor's arguments (nn.Linear(d_model, "
                     "d_ff), not nn.Linear(512, 2048))"
                 )
-            merged.append(CheckResult(r.name, False, f"{head}. At {where}: {other.detail}"))
+            merged.append(CheckResult(r.name, False, f"{head}. At {where}: {detail}"))
     return merged
