@@ -1,17 +1,14 @@
 """`ffn-lab`: start the server (default 127.0.0.1:8000; flags or FFN_LAB_HOST/FFN_LAB_PORT).
 
 `ffn-lab check PATH.py:ClassName ...` runs the FFN checklist on a student's module
-instead (see `app.lab.checker.cli`; `ffn-lab check --help`).
+instead (see `app.grading.cli`; `ffn-lab check --help`). The server's imports are made
+only when the server starts, so the checker's command starts light.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-
-import uvicorn
-
-from app.config import get_settings
 
 GRACEFUL_SHUTDOWN_S = 10
 """Seconds uvicorn lets requests finish after SIGTERM before it cuts them."""
@@ -21,7 +18,7 @@ def main(argv: list[str] | None = None) -> None:
     """Dispatch `check` to the checker; otherwise parse flags and run uvicorn."""
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["check"]:
-        from app.lab.checker.cli import main as check_main  # no server imports
+        from app.grading.cli import main as check_main  # no server imports, no torch
 
         raise SystemExit(check_main(argv[1:]))
     serve(argv)
@@ -29,6 +26,10 @@ def main(argv: list[str] | None = None) -> None:
 
 def serve(argv: list[str]) -> None:
     """Parse the server's flags and run uvicorn with `app.main:create_app`."""
+    import uvicorn
+
+    from app.config import get_settings
+
     settings = get_settings()
     parser = argparse.ArgumentParser(
         prog="ffn-lab",

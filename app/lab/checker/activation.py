@@ -3,7 +3,9 @@
 The constructor is called with `activation="not_an_activation"` (under the class's own
 parameter name) here and again in a `python -O` subprocess, where `assert` statements are
 stripped: a check written with `assert` raises AssertionError here and something else (or
-nothing) there. An error at the first forward call is accepted too (a lazy lookup).
+nothing) there. The CLI's worker does the -O run in its own process instead, by compiling
+the file as -O would (`build.load_class(..., optimize=True)`), so torch is imported once.
+An error at the first forward call is accepted too (a lazy lookup).
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from typing import Any
 
 import torch
 
-from app.lab.checker.build import Recipe
-from app.lab.checker.report import CheckResult
+from app.grading.report import CheckResult
+from app.lab.checker.build import Recipe, load_class
 from app.lab.checker.trace import torch_float
 
 BAD_NAME = "not_an_activation"
@@ -66,9 +68,23 @@ def _describe(exc: Exception, when: str) -> dict[str, str]:
 
 
 def check_activation(
-    recipe: Recipe | None, d_model: int, source: Source | None, timeout: float = 120.0
+    recipe: Recipe | None,
+    d_model: int,
+    source: Source | None,
+    timeout: float = 120.0,
+    *,
+    optimize_here: bool = False,
 ) -> CheckResult:
-    """The raises_on_bad_activation check (n/a without a constructor taking a name)."""
+    """The raises_on_bad_activation check (n/a without a constructor taking a name).
+
+    Args:
+        recipe: how the module was built (None for an instance: n/a).
+        d_model: the token width for the forward call.
+        source: the file and class, for the -O run (None: the -O run is not tried).
+        timeout: seconds for a `python -O` subprocess.
+        optimize_here: compile the file as -O would in this process instead of starting
+            `python -O` (the CLI's worker, which runs the student's code anyway).
+    """
     if recipe is None:
         return CheckResult(
             NAME,
@@ -91,6 +107,8 @@ def check_activation(
         optimized: dict[str, str] | str = (
             "python -O not tried: the class has no importable source file"
         )
+    elif optimize_here:
+        optimized = _outcome_compiled_optimized(source, recipe, d_model)
     else:
         optimized = _outcome_under_optimize(source, recipe, d_model, timeout)
     if isinstance(optimized, str):
@@ -119,7 +137,7 @@ def _outcome_under_optimize(
     source: Source, recipe: Recipe, d_model: int, timeout: float
 ) -> dict[str, str] | str:
     """Run `outcome` in `python -O -m app.lab.checker.worker`; a str when it cannot run."""
-    from app.lab.checker.runner import worker_command  # the runner imports this module
+    from app.grading.runner import worker_command
 
     spec = {
         "mode": "activation",
@@ -146,6 +164,20 @@ def _outcome_under_optimize(
     if "error_text" in answer:
         return f"python -O run could not build it: {answer['error_text']}"
     return {k: str(answer[k]) for k in ("error", "message", "when")}
+
+
+def _outcome_compiled_optimized(
+    source: Source, recipe: Recipe, d_model: int
+) -> dict[str, str] | str:
+    """`outcome` with the class compiled from its file as `python -O` would compile it."""
+    from app.grading.report import CannotCheck
+
+    try:
+        cls = load_class(source.path, source.class_name, optimize=True)
+    except CannotCheck as exc:
+        return f"python -O run could not build it: {exc}"
+    stripped = Recipe(cls, recipe.kwargs, recipe.d_ff_param, recipe.activation_param)
+    return outcome(stripped, d_model)
 
 
 def _jsonable(kwargs: dict[str, Any]) -> dict[str, Any] | None:

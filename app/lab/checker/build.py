@@ -17,6 +17,10 @@ from typing import Any
 
 from torch import nn
 
+from app.grading.report import CannotCheck
+
+__all__ = ["CannotCheck", "Recipe", "load_class", "recipe"]
+
 D_MODEL_NAMES = (
     "d_model", "dim", "d_in", "model_dim", "dim_model", "hidden_size", "n_embd", "embed_dim",
     "embedding_dim", "in_features", "input_dim", "d_input", "n_embed", "emb_dim", "size",
@@ -24,19 +28,14 @@ D_MODEL_NAMES = (
 D_FF_NAMES = (
     "d_ff", "dim_feedforward", "d_hidden", "d_hid", "hidden_dim", "hidden", "d_inner",
     "ffn_dim", "dim_ff", "ff_dim", "d_ffn", "intermediate_size", "hidden_features",
-    "inner_dim", "mlp_dim", "n_hidden", "hidden_units", "ffn_hidden",
+    "inner_dim", "mlp_dim", "n_hidden", "hidden_units", "ffn_hidden", "n_inner", "d_mlp",
+    "n_state", "inner_size", "ffn_hidden_size", "mlp_hidden_dim", "dim_hidden", "d_inner_hid",
+    "filter_size", "intermediate_dim",
 )  # fmt: skip
 ACTIVATION_NAMES = (
     "activation", "act", "activation_fn", "act_fn", "activation_name", "act_name",
     "activation_function", "nonlinearity", "hidden_act", "non_linearity",
 )  # fmt: skip
-
-
-class CannotCheck(ValueError):
-    """The checklist cannot run: missing file or class, import or constructor error, timeout.
-
-    The message names the problem in a student's words; the CLI exits with code 2.
-    """
 
 
 @dataclass(frozen=True)
@@ -48,12 +47,21 @@ class Recipe:
         kwargs: constructor keyword arguments (d_model/d_ff under the class's own names).
         d_ff_param: the name the constructor takes d_ff under, or None if it takes none.
         activation_param: the parameter that takes an activation *name*, or None.
+        d_model_param: the name the constructor takes d_model under, or None.
     """
 
     cls: type[nn.Module]
     kwargs: dict[str, Any] = field(default_factory=dict)
     d_ff_param: str | None = None
     activation_param: str | None = None
+    d_model_param: str | None = None
+
+    def at_sizes(self, d_model: int, d_ff: int | None) -> dict[str, int]:
+        """The constructor arguments that set these sizes (for `build(**...)`)."""
+        sizes = {} if self.d_model_param is None else {self.d_model_param: d_model}
+        if self.d_ff_param is not None and d_ff is not None:
+            sizes[self.d_ff_param] = d_ff
+        return sizes
 
     def describe(self, **override: Any) -> str:
         """`ClassName(d_model=16, d_ff=64)`, as a student would write the call."""
@@ -119,7 +127,7 @@ def recipe(
             f"token width d_model and the hidden width d_ff, or pass it with "
             f"--kwargs '{{\"{missing[0]}\": ...}}' (lab.check(..., kwargs=...))"
         )
-    return Recipe(cls, built, d_ff_param, _activation_param(named))
+    return Recipe(cls, built, d_ff_param, _activation_param(named), d_model_param)
 
 
 def _first(
@@ -149,8 +157,13 @@ def _activation_param(named: dict[str, inspect.Parameter]) -> str | None:
     return None
 
 
-def load_class(path: Path, class_name: str) -> type[nn.Module]:
+def load_class(path: Path, class_name: str, *, optimize: bool = False) -> type[nn.Module]:
     """Import `path` as a module (its folder on sys.path) and return `class_name` from it.
+
+    With `optimize`, the file is compiled as `python -O` would (assert statements and
+    `if __debug__:` blocks removed) into a module of its own, so the checker sees what
+    the class does under -O without starting another Python (files it imports are not
+    recompiled).
 
     Raises:
         CannotCheck: no such file, the import raised (error and line named), no such
@@ -159,14 +172,19 @@ def load_class(path: Path, class_name: str) -> type[nn.Module]:
     path = Path(path)
     if not path.is_file():
         raise CannotCheck(f"no such file: {path}")
-    spec = importlib.util.spec_from_file_location(f"ffn_lab_student_{path.stem}", path)
+    prefix = "ffn_lab_student_O_" if optimize else "ffn_lab_student_"
+    spec = importlib.util.spec_from_file_location(f"{prefix}{path.stem}", path)
     if spec is None or spec.loader is None:
         raise CannotCheck(f"cannot import {path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(path.resolve().parent))
     sys.modules[spec.name] = module
     try:
-        spec.loader.exec_module(module)
+        if optimize:
+            code = compile(path.read_bytes(), str(path), "exec", optimize=1, dont_inherit=True)
+            exec(code, module.__dict__)  # noqa: S102  (the student's file, as -O runs it)
+        else:
+            spec.loader.exec_module(module)
     except BaseException as exc:  # SystemExit and KeyboardInterrupt included: name them
         raise CannotCheck(f"importing {path} raised {_error_line(exc, path)}") from exc
     found: Any = module

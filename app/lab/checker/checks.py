@@ -1,5 +1,6 @@
-"""The checklist itself: six checks on a built module (the seventh, raises_on_bad_activation,
-needs the class and lives in `activation.py`).
+"""The checklist itself: eight checks on a built module (raises_on_bad_activation needs the
+class and lives in `activation.py`; nonlinear and no_residual_inside are mixed in from
+`structure.py`, the shared helpers are in `basics.py`).
 
 Every check runs on CPU under `torch.no_grad()`, with inputs from a seeded generator, and
 returns a `CheckResult` whose detail carries the measured number. A check that hits an
@@ -9,110 +10,93 @@ exception in the student's forward fails with that error named.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
-import torch
-from torch import Tensor, nn
+from torch import nn
 
+from app.grading.report import CHECK_NAMES, CheckResult
+from app.lab.checker.basics import (
+    Failed,
+    NotApplicable,
+    Setup,
+    fmt,
+    forward,
+    inputs,
+    num,
+)
 from app.lab.checker.parameters import parameter_formula
-from app.lab.checker.report import CheckResult
-from app.lab.checker.trace import Event, hidden_width, module_label, torch_float, watching
+from app.lab.checker.structure import StructureChecks
+from app.lab.checker.trace import (
+    Event,
+    hidden_width,
+    module_label,
+    storage_pointer,
+    watching,
+)
 
-# Sequence lengths are picked away from d_model, d_ff and the batch sizes, so a tensor
-# with two axes of size T is a [T, T] matrix and an op across a T-sized axis is across T.
-_LENGTHS = (7, 5, 11, 13, 17, 19, 23, 29, 31)
-_BATCHES = (1, 2, 3)
-
-
-@dataclass(frozen=True)
-class Setup:
-    """What the checks need to know about the module.
-
-    Attributes:
-        d_model: the token width (input and output).
-        d_ff: the hidden width passed to the constructor, or None when it takes none.
-        lengths: two sequence lengths T, neither equal to d_model, d_ff or a batch size.
-    """
-
-    d_model: int
-    d_ff: int | None
-    lengths: tuple[int, int]
-
-    @classmethod
-    def for_sizes(cls, d_model: int, d_ff: int | None) -> Setup:
-        """Pick the two lengths T for these sizes."""
-        taken = {d_model, d_ff, *_BATCHES}
-        free = [t for t in _LENGTHS if t not in taken]
-        return cls(d_model, d_ff, (free[0], free[1]))
-
-
-class _Failed(Exception):
-    """A check's verdict reached early (the message is the detail)."""
-
-
-def _inputs(module: nn.Module, shape: tuple[int, ...], seed: int) -> Tensor:
-    generator = torch.Generator().manual_seed(seed)
-    return torch.randn(shape, generator=generator).to(torch_float(module))
-
-
-def _forward(module: nn.Module, x: Tensor) -> Tensor:
-    """module(x), insisting on one tensor back (with a student-readable error)."""
-    with torch.no_grad():
-        y = module(x)
-    if not isinstance(y, Tensor):
-        raise _Failed(f"forward returned {type(y).__name__}, not one tensor [B, T, d_model]")
-    return y
-
-
-def _fmt(shape: tuple[int, ...] | torch.Size) -> str:
-    return "[" + ", ".join(str(s) for s in shape) + "]"
-
-
-def _num(value: float) -> str:
-    return "0" if value == 0 else f"{value:.3g}"
+TRANSPOSED_HINT = (
+    " (a weight with the wrong shape, or transposed? nn.Linear(d_in, d_out).weight "
+    "is [d_out, d_in]; x @ W needs W as [d_in, d_out])"
+)
 
 
 def _run(name: str, body: Callable[[], tuple[bool, str]]) -> CheckResult:
     """Run one check; an exception in the student's code fails it, naming the error."""
     try:
         passed, detail = body()
-    except _Failed as exc:
+    except Failed as exc:
         return CheckResult(name, False, str(exc))
+    except NotApplicable as exc:
+        return CheckResult(name, True, f"not applicable: {exc}", skipped=True)
     except Exception as exc:
-        return CheckResult(name, False, f"forward raised {type(exc).__name__}: {exc}")
+        return CheckResult(name, False, _raised(exc))
     return CheckResult(name, passed, detail)
 
 
-class Checks:
-    """The six module checks, sharing one traced forward pass (eval mode, B=2, T=T1)."""
+def _raised(exc: Exception) -> str:
+    """`forward raised RuntimeError: ...`, with a hint when two shapes do not multiply."""
+    text = f"forward raised {type(exc).__name__}: {exc}"
+    if "cannot be multiplied" in str(exc) or "size mismatch" in str(exc):
+        text += TRANSPOSED_HINT
+    return text
+
+
+class Checks(StructureChecks):
+    """The eight module checks, sharing one traced forward pass (eval mode, B=2, T=T1)."""
 
     def __init__(self, module: nn.Module, setup: Setup) -> None:
         self.module = module
         self.setup = setup
         self._events: list[Event] | None = None
+        self._carried: tuple[float, float] | None = None  # no_residual_inside's (c, change)
 
     def events(self) -> list[Event]:
         """Every op and submodule call of one eval forward pass at [2, T1, d_model]."""
         if self._events is None:
             t1 = self.setup.lengths[0]
-            x = _inputs(self.module, (2, t1, self.setup.d_model), seed=0)
+            x = inputs(self.module, (2, t1, self.setup.d_model), seed=0)
             self.module.eval()
             with watching(self.module) as events:
-                _forward(self.module, x)
+                forward(self.module, x)
             self._events = events
         return self._events
 
-    def run(self) -> list[CheckResult]:
-        """All six, in the checklist's order (the module's train/eval mode is restored)."""
+    def run(self, names: tuple[str, ...] = CHECK_NAMES) -> list[CheckResult]:
+        """The module checks among `names`, in the checklist's order (the module's
+        train/eval mode is restored)."""
+        bodies: dict[str, Callable[[], tuple[bool, str]]] = {
+            "shapes": self.shapes,
+            "position_wise": self.position_wise,
+            "no_token_mixing": self.no_token_mixing,
+            "shared_parameters": self.shared_parameters,
+            "eval_deterministic": self.eval_deterministic,
+            "residual_ready": self.residual_ready,
+            "nonlinear": self.nonlinear,
+            "no_residual_inside": self.no_residual_inside,
+        }
         was_training = self.module.training
         try:
             return [
-                _run("shapes", self.shapes),
-                _run("position_wise", self.position_wise),
-                _run("no_token_mixing", self.no_token_mixing),
-                _run("shared_parameters", self.shared_parameters),
-                _run("eval_deterministic", self.eval_deterministic),
-                _run("residual_ready", self.residual_ready),
+                _run(name, bodies[name]) for name in CHECK_NAMES if name in names and name in bodies
             ]
         finally:
             self.module.train(was_training)
@@ -125,12 +109,12 @@ class Checks:
         cases = [(1, 1), (2, t1), (3, t2)]
         self.module.eval()
         for i, (b, t) in enumerate(cases):
-            x = _inputs(self.module, (b, t, d), seed=10 + i)
-            y = _forward(self.module, x)
+            x = inputs(self.module, (b, t, d), seed=10 + i)
+            y = forward(self.module, x)
             if y.shape != x.shape:
                 return (
                     False,
-                    f"input {_fmt(x.shape)} gave output {_fmt(y.shape)}, expected {_fmt(x.shape)}",
+                    f"input {fmt(x.shape)} gave output {fmt(y.shape)}, expected {fmt(x.shape)}",
                 )
         width, where = hidden_width(self.events(), d)
         tried = ", ".join(f"({b}, {t})" for b, t in cases)
@@ -166,8 +150,8 @@ class Checks:
                 worst_spread = max(worst_spread, verdict[1])
         return True, (
             f"perturbing each of {t} tokens changed only its own row (others by "
-            f"{_num(worst_other)}); one token gave one output at all {t} positions "
-            f"(spread {_num(worst_spread)}); at input scales 1 and 1/sqrt(d_model)"
+            f"{num(worst_other)}); one token gave one output at all {t} positions "
+            f"(spread {num(worst_spread)}); at input scales 1 and 1/sqrt(d_model)"
         )
 
     def _position_wise_at(self, scale: float, seed: int) -> tuple[float, float] | str:
@@ -175,17 +159,17 @@ class Checks:
         student-readable failure."""
         d = self.setup.d_model
         t = self.setup.lengths[0]
-        x = _inputs(self.module, (2, t, d), seed=seed) * scale
-        y = _forward(self.module, x)
+        x = inputs(self.module, (2, t, d), seed=seed) * scale
+        y = forward(self.module, x)
         if y.shape[:2] != x.shape[:2]:
-            raise _Failed(f"output {_fmt(y.shape)} has no row per token of {_fmt(x.shape)}")
+            raise Failed(f"output {fmt(y.shape)} has no row per token of {fmt(x.shape)}")
         tol = 1e-5 * max(1.0, float(y.abs().max()))
-        nudge = _inputs(self.module, (t, d), seed=seed + 1) * scale
+        nudge = inputs(self.module, (t, d), seed=seed + 1) * scale
         worst_other = 0.0
         for i in range(t):
             x2 = x.clone()
             x2[0, i] += nudge[i]
-            change = (_forward(self.module, x2) - y).abs().flatten(2).amax(dim=-1)  # [B, T]
+            change = (forward(self.module, x2) - y).abs().flatten(2).amax(dim=-1)  # [B, T]
             own = float(change[0, i])
             change[0, i] = 0.0
             other = float(change.max())
@@ -194,19 +178,19 @@ class Checks:
                 b, j = divmod(int(change.argmax()), t)
                 where = f"row {j}" if b == 0 else f"row {j} of another sequence in the batch"
                 return (
-                    f"perturbing token {i} also changed output {where} (by {_num(other)}): "
+                    f"perturbing token {i} also changed output {where} (by {num(other)}): "
                     "the output at one position depends on other tokens"
                 )
             if own <= tol:
                 return f"perturbing token {i} did not change output row {i}"
-        token = _inputs(self.module, (d,), seed=seed + 2) * scale
-        same = _forward(self.module, token.expand(2, t, d).clone())
+        token = inputs(self.module, (d,), seed=seed + 2) * scale
+        same = forward(self.module, token.expand(2, t, d).clone())
         spread = (same - same[:, :1]).abs().flatten(2).amax(dim=-1)  # [B, T]
         if float(spread.max()) > tol:
             j = int(spread[0].argmax())
             return (
                 f"the same token gave different outputs at positions 0 and {j} "
-                f"(by {_num(float(spread.max()))}): the weights differ between positions"
+                f"(by {num(float(spread.max()))}): the weights differ between positions"
             )
         return worst_other, float(spread.max())
 
@@ -220,10 +204,10 @@ class Checks:
             what = event.name if event.kind == "op" else f"submodule {event.name}"
             squares = [s for s in (*event.inputs, *event.outputs) if sum(n == t for n in s) >= 2]
             if squares:
-                findings.append(f"a [T, T] tensor {_fmt(squares[0])} in {what}")
+                findings.append(f"a [T, T] tensor {fmt(squares[0])} in {what}")
             elif t in event.across:
                 shape = event.inputs[0] if event.inputs else ()
-                findings.append(f"{what} across the T axis (size {t}) of {_fmt(shape)}")
+                findings.append(f"{what} across the T axis (size {t}) of {fmt(shape)}")
         unique = list(dict.fromkeys(findings))
         n_ops = sum(e.kind == "op" for e in events)
         n_mods = sum(e.kind == "module" for e in events)
@@ -243,7 +227,7 @@ class Checks:
         self.module.eval()
         counts = []
         for i, t in enumerate((t1, t2)):
-            _forward(self.module, _inputs(self.module, (2, t, d), seed=30 + i))
+            forward(self.module, inputs(self.module, (2, t, d), seed=30 + i))
             counts.append(sum(p.numel() for p in self.module.parameters()))
         if counts[0] != counts[1]:
             return False, (
@@ -254,24 +238,36 @@ class Checks:
         if width is None:
             return False, f"{counts[0]:,} parameters, and the hooks saw no hidden layer"
         used = {ptr for event in self.events() for ptr in event.pointers}
+        touched = {ptr for event in self.events() for ptr in event.touched}
+        unused = [
+            f"{name} {fmt(tuple(p.shape))}"
+            for name, p in self.module.named_parameters()
+            if storage_pointer(p) not in touched
+        ]
+        if unused and touched:
+            more = f" (and {len(unused) - 1} more)" if len(unused) > 1 else ""
+            return False, (
+                f"{unused[0]}{more} is a parameter the forward pass never uses: a bias "
+                "left out of the sum (x W1 + b1, h W2 + b2), or a layer defined but not called"
+            )
         return parameter_formula(self.module, d, width, counts[0], (t1, t2), used)
 
     # -- eval_deterministic -----------------------------------------------------------
     def eval_deterministic(self) -> tuple[bool, str]:
         """Eval: two calls identical. Train: dropout acts when the module has it."""
         d = self.setup.d_model
-        x = _inputs(self.module, (2, self.setup.lengths[0], d), seed=40)
+        x = inputs(self.module, (2, self.setup.lengths[0], d), seed=40)
         self.module.eval()
-        gap = float((_forward(self.module, x) - _forward(self.module, x)).abs().max())
+        gap = float((forward(self.module, x) - forward(self.module, x)).abs().max())
         if gap != 0.0:
             return False, (
-                f"two eval-mode calls on the same input differ by up to {_num(gap)}: "
+                f"two eval-mode calls on the same input differ by up to {num(gap)}: "
                 "something random (dropout?) is on in eval; use nn.Dropout or "
                 "F.dropout(h, p, training=self.training)"
             )
         self.module.train()
         with watching(self.module) as events:
-            gap_train = float((_forward(self.module, x) - _forward(self.module, x)).abs().max())
+            gap_train = float((forward(self.module, x) - forward(self.module, x)).abs().max())
         p = _dropout_probability(self.module, events)
         if p is None:
             return True, "eval: two calls identical (difference 0); the module has no dropout"
@@ -282,27 +278,34 @@ class Checks:
             )
         return True, (
             f"eval: two calls identical (difference 0); train: dropout p={p:g} acts "
-            f"(two calls differ by up to {_num(gap_train)})"
+            f"(two calls differ by up to {num(gap_train)})"
         )
 
     # -- residual_ready ---------------------------------------------------------------
     def residual_ready(self) -> tuple[bool, str]:
         """The output's last dimension is d_model, so x + FFN(x) is defined."""
         d = self.setup.d_model
-        x = _inputs(self.module, (2, self.setup.lengths[0], d), seed=50)
+        x = inputs(self.module, (2, self.setup.lengths[0], d), seed=50)
         self.module.eval()
-        y = _forward(self.module, x)
+        y = forward(self.module, x)
         width = y.shape[-1] if y.dim() else None
         if width != d:
             return False, (
-                f"output {_fmt(y.shape)}: its last dim {width} is not d_model={d}, so "
+                f"output {fmt(y.shape)}: its last dim {width} is not d_model={d}, so "
                 f"x + FFN(x) is undefined (the down-projection W2 maps d_ff back to d_model)"
             )
         if y.shape != x.shape:
-            return False, f"output {_fmt(y.shape)}: x + FFN(x) would broadcast {_fmt(x.shape)}"
+            return False, f"output {fmt(y.shape)}: x + FFN(x) would broadcast {fmt(x.shape)}"
+        carried = self._carried_input()
+        if carried is not None:
+            return False, (
+                f"output {fmt(y.shape)} has last dim {d} = d_model, but it already contains "
+                f"{num(carried[0])}·x (see no_residual_inside): the block's x + FFN(x) "
+                "would add x twice"
+            )
         return (
             True,
-            f"output {_fmt(y.shape)}: last dim {d} = d_model, x + FFN(x) is {_fmt(x.shape)}",
+            f"output {fmt(y.shape)}: last dim {d} = d_model, x + FFN(x) is {fmt(x.shape)}",
         )
 
 

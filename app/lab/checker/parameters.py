@@ -77,8 +77,17 @@ def parameter_formula(
         listed += f" and {len(extra) - 3} more"
     sizes = f"d_model={d}, d_ff={h}"
     if m not in (2, 3):
-        what = "a projection is missing" if m < 2 else "more than a gated FFN's three"
         odd = [f"{n} {_fmt(tuple(p.shape))}" for n, p in extra if p.dim() != 1]
+        if m >= 2:
+            what = "more than a gated FFN's three"
+        elif odd:
+            what = (
+                f"{odd[0]} has the wrong shape: a projection between d_model={d} and "
+                f"d_ff={h} is [{h}, {d}] or [{d}, {h}]"
+            )
+            odd = odd[1:]
+        else:
+            what = "a projection is missing"
         matrices = "1 d_model×d_ff matrix" if m == 1 else f"{m} d_model×d_ff matrices"
         return False, (
             f"{total:,} parameters with {matrices} ({sizes}): an FFN has two (W1, W2), "

@@ -57,6 +57,8 @@ class Event:
         p: the dropout probability, for dropout ops; else None.
         pointers: data pointers of the tensors a matrix product multiplies (so a
             parameter can be told apart as a weight matrix); empty for other ops.
+        touched: storage pointers of every tensor the op read (so a parameter the
+            forward never uses can be named); empty for submodule events.
     """
 
     kind: str
@@ -66,6 +68,7 @@ class Event:
     across: tuple[int, ...] = ()
     p: float | None = None
     pointers: tuple[int, ...] = ()
+    touched: tuple[int, ...] = ()
 
 
 def _tensors(value: Any) -> Iterator[Tensor]:
@@ -221,6 +224,7 @@ class _Recorder(TorchFunctionMode):
                     across=_across(name, args, kwargs),
                     p=_dropout_p(name, args, kwargs),
                     pointers=_pointers(name, args, kwargs),
+                    touched=tuple(storage_pointer(t) for t in _tensors((args, kwargs))),
                 )
             )
         return out
@@ -292,6 +296,11 @@ def module_label(events: list[Event], shape_in: Shape, width_out: int) -> str | 
         ):
             return event.name
     return None
+
+
+def storage_pointer(tensor: Tensor) -> int:
+    """Where the tensor's storage starts (a view or transpose of a parameter shares it)."""
+    return int(tensor.untyped_storage().data_ptr())
 
 
 def torch_float(module: nn.Module) -> torch.dtype:

@@ -1,8 +1,10 @@
 """The subprocess side: `python [-O] -m app.lab.checker.worker SPEC_JSON OUT_PATH`.
 
 SPEC_JSON["mode"] is "check" (import, build, run the checklist; write the report's JSON)
-or "activation" (build with an unknown activation name; write what was raised). A
-`CannotCheck` is written as {"error_text": message}. The student's prints go to stderr.
+or "activation" (build with an unknown activation name; write what was raised; what
+`lab.check` runs under `python -O`). A `CannotCheck` is written as {"error_text": message}.
+The student's prints go to stderr. torch and the checker are imported before the first
+phase line ("importing FILE"), from which the parent counts the time limit.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import torch
 
 
 def _phase(text: str) -> None:
-    from app.lab.checker.runner import PHASE
+    from app.grading.runner import PHASE
 
     print(f"{PHASE}{text}", file=sys.stderr, flush=True)
 
@@ -40,13 +42,15 @@ def _answer(spec: dict[str, Any]) -> dict[str, Any]:
         d_model=int(spec["d_model"]),
         recipe=recipe,
         source=activation.Source(path, spec["class_name"]),
+        only=spec.get("only"),
+        optimize_here=True,
     )
     return report.to_dict()
 
 
 def main(argv: list[str]) -> int:
     """Run one spec; always writes OUT_PATH unless killed (exit 0 either way)."""
-    from app.lab.checker.build import CannotCheck
+    from app.grading.report import CannotCheck
 
     spec: dict[str, Any] = json.loads(argv[0])
     out = Path(argv[1])

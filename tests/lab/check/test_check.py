@@ -10,6 +10,7 @@ from torch import nn
 
 from app import lab
 from app.lab.checker import CHECK_NAMES
+from app.lab.checker.build import recipe
 from app.model.ffn import FFNConfig, PositionwiseFeedForward
 
 from .conftest import student
@@ -36,9 +37,17 @@ def test_the_course_classes_pass_every_check(name: str) -> None:
 # Each variant and the checks it must fail, with a word of the detail each failure prints.
 # Faults that join tokens fail position_wise (the behaviour) and no_token_mixing (the op);
 # learned per-position weights are extra parameters too; a missing W2 breaks the shapes,
-# the parameter formula and the residual alike.
+# the parameter formula and the residual alike; the mean over tokens also reaches the
+# output past W2.
 BROKEN = [
-    ("MeanOverTokens", {"position_wise": "changed output row", "no_token_mixing": "mean"}),
+    (
+        "MeanOverTokens",
+        {
+            "position_wise": "changed output row",
+            "no_token_mixing": "mean",
+            "no_residual_inside": "bypasses the down-projection",
+        },
+    ),
     (
         "PerPositionWeights",
         {"position_wise": "different outputs", "shared_parameters": "position_scale [64, 16]"},
@@ -169,17 +178,24 @@ def test_the_report_prints_as_a_table_as_html_and_as_json() -> None:
     lines = str(report).splitlines()
     assert lines[0] == "ffn-lab check: DropoutInEval(d_model=16, d_ff=64)"
     assert lines[1].split()[:2] == ["check", "result"]
-    rows = {line.split()[0]: line.split()[1] for line in lines[2:9]}
+    rows = {line.split()[0]: line.split()[1] for line in lines[2:11]}
     assert rows == {
         name: "FAIL" if name == "eval_deterministic" else "pass" for name in CHECK_NAMES
     } | {"raises_on_bad_activation": "n/a"}
-    assert lines[9] == "6 of 7 checks pass; failed: eval_deterministic"
+    assert lines[11] == (
+        "7 of 8 checks pass (1 not applicable) at d_model=16, d_ff=64 and d_model=24, d_ff=72; "
+        "failed: eval_deterministic"
+    )
     page = report._repr_html_()
-    assert page.count("<tr>") == 8 and "eval_deterministic" in page
+    assert page.count("<tr>") == 10 and "eval_deterministic" in page
     data = json.loads(json.dumps(report.to_dict()))
-    assert data["passed"] is False
+    assert data["passed"] is False and data["status"] == "failed"
     assert [(c["name"], c["passed"]) for c in data["checks"]][4] == ("eval_deterministic", False)
-    assert set(data["checks"][0]) >= {"name", "passed", "detail"}
+    assert set(data["checks"][0]) >= {"name", "passed", "detail", "status"}
+    statuses = {c["name"]: c["status"] for c in data["checks"]}
+    assert statuses["eval_deterministic"] == "failed" and statuses["shapes"] == "passed"
+    assert statuses["raises_on_bad_activation"] == "not_applicable"
+    assert data["sizes"] == [{"d_model": 16, "d_ff": 64}, {"d_model": 24, "d_ff": 72}]
     assert lab.CheckReport.from_dict(data) == report
     with pytest.raises(KeyError, match="shapes"):
         report["shape"]
@@ -220,3 +236,35 @@ def test_softmax_mixing_fails_position_wise_at_the_default_sizes() -> None:
     report = lab.check(student("broken", "SoftmaxMixing"))
     assert set(report.failed) == {"position_wise", "no_token_mixing"}, str(report)
     assert "1/sqrt(d_model)" in report["position_wise"].detail
+
+
+@pytest.mark.parametrize(
+    ("d_model_name", "d_ff_name"),
+    [
+        ("n_embd", "n_inner"),
+        ("dim", "hidden_dim"),
+        ("hidden_size", "intermediate_size"),
+        ("embed_dim", "ffn_dim"),
+        ("d_model", "d_inner"),
+        ("d_model", "d_mlp"),
+    ],
+)
+def test_the_hidden_width_is_found_under_the_names_libraries_use(
+    d_model_name: str, d_ff_name: str
+) -> None:
+    source = (
+        "from torch import nn\n\n"
+        "class FFN(nn.Module):\n"
+        f"    def __init__(self, {d_model_name}, {d_ff_name}):\n"
+        "        super().__init__()\n"
+        f"        self.up = nn.Linear({d_model_name}, {d_ff_name})\n"
+        f"        self.down = nn.Linear({d_ff_name}, {d_model_name})\n"
+        "        self.act = nn.GELU()\n\n"
+        "    def forward(self, x):\n"
+        "        return self.down(self.act(self.up(x)))\n"
+    )
+    namespace: dict[str, object] = {}
+    exec(source, namespace)
+    built = recipe(namespace["FFN"], 16, 64)  # type: ignore[arg-type]
+    assert built.kwargs == {d_model_name: 16, d_ff_name: 64}
+    assert (built.d_model_param, built.d_ff_param) == (d_model_name, d_ff_name)

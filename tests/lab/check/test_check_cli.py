@@ -54,9 +54,9 @@ def test_a_correct_ffn_exits_0_with_one_table_line_per_check() -> None:
     assert lines[0] == (
         "ffn-lab check: PositionWiseFeedForwardNetwork(d_model=16, d_ff=64, dropout=0.2)"
     )
-    assert [line.split()[:2] for line in lines[2:9]] == [[n, "pass"] for n in CHECK_NAMES]
+    assert [line.split()[:2] for line in lines[2:11]] == [[n, "pass"] for n in CHECK_NAMES]
     assert "dropout p=0.2 acts" in done.stdout
-    assert lines[-1] == "7 of 7 checks pass"
+    assert lines[-1] == "9 of 9 checks pass at d_model=16, d_ff=64 and d_model=24, d_ff=72"
 
 
 def test_json_for_autograders_and_exit_1_on_a_failing_check() -> None:
@@ -148,16 +148,20 @@ def test_bad_kwargs_exit_2(kwargs: str, words: str, capsys: pytest.CaptureFixtur
 
 
 def test_the_server_flags_still_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    import uvicorn
+
+    from app.config import get_settings
+
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(app.cli.uvicorn, "run", lambda *a, **kw: seen.update(kw))
-    app.cli.get_settings.cache_clear()
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **kw: seen.update(kw))
+    get_settings.cache_clear()
     try:
         app.cli.main(["--port", "8080"])
         assert seen["port"] == 8080 and seen["factory"] is True
         app.cli.main([])
-        assert seen["port"] == app.cli.get_settings().port
+        assert seen["port"] == get_settings().port
     finally:
-        app.cli.get_settings.cache_clear()
+        get_settings.cache_clear()
 
 
 def test_check_help_lists_the_checks(capsys: pytest.CaptureFixture[str]) -> None:
