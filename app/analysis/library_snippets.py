@@ -111,9 +111,12 @@ def snippets(family: Family, gated: bool, layer: int = 0) -> dict[str, str]:
     """{library: code} for `family` at `layer`, each opened by how to load such a model."""
     name, auto = EXAMPLE_MODEL[family]
     load = LOAD | ({"nnsight": NNSIGHT_ENCODER} if family == "bert" else {})
+    names = {library: name for library in LIBRARIES}
+    if family == "bert":  # TransformerBridge boots BERT as BertForMaskedLM
+        names["transformer_lens"] = "google-bert/bert-base-uncased"
     build = {"transformer_lens": transformer_lens, "huggingface": huggingface, "nnsight": nnsight}
     return {
-        library: load[library].format(name=name, auto=auto)
+        library: load[library].format(name=names[library], auto=auto)
         + "\n"
         + build[library](family, gated, layer)
         for library in LIBRARIES

@@ -26,6 +26,10 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 # Values that are the same in every language (symbols, formats, names of file formats).
 SAME_IN_ALL_LANGUAGES = {
     "controls.ratio",
+    # library names are proper nouns
+    "names.lib.transformer_lens",
+    "names.lib.huggingface",
+    "names.lib.nnsight",
     "export.png",
     "export.svg",
     "lang.en",

@@ -29,6 +29,7 @@ PANELS: tuple[str, ...] = (
     "perturb",
     "contrast",
     "readout",
+    "names",
     "attention",
     "block",
     "variants",
