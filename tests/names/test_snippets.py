@@ -10,7 +10,6 @@ compared with `lab.forward` on the FFN input the snippet read.
 from __future__ import annotations
 
 import linecache
-import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -157,9 +156,9 @@ def test_transformers_snippet(case: str) -> None:
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_transformer_lens_snippet(case: str) -> None:
+def test_transformer_lens_snippet(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     bridge_module = pytest.importorskip("transformer_lens.model_bridge")
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the bridge boots from the model given
     model, activation, bias, _ = build(case)
     family = family_for(activation)
     with warnings.catch_warnings():
