@@ -143,18 +143,17 @@ def in_colab() -> bool:
     return "google.colab" in sys.modules
 
 
-def notebook(png: bool | None = None) -> str:
+def notebook(png: bool | None = None) -> None:
     """Make every figure of this notebook travel (see this module's docstring).
 
     Args:
         png: also attach a PNG of each figure; None: when kaleido and a Chromium are found.
 
-    Returns:
-        The renderer now the default: "ffn_lab", or "colab" in Google Colab.
+    The renderer becomes plotly's default (`plotly.io.renderers.default`): "ffn_lab", or
+    "colab" in Google Colab. Returns nothing, so the cell that calls it prints nothing.
     """
     if in_colab():
         pio.renderers.default = "colab"
-        return "colab"
+        return
     pio.renderers[RENDERER] = TravellingRenderer(png=can_draw_png() if png is None else png)
     pio.renderers.default = RENDERER
-    return RENDERER
