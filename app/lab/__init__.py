@@ -6,7 +6,14 @@ The layer the server, the snapshot and notebooks all use:
     lab.flow(r).show(); lab.sparsity(r).show()
     p = lab.perturb(d_model=16, d_ff=64, activation="gelu", num_tokens=6, position=2, scale=1.0)
     lab.perturbation(p).show()
-    lab.forward(**lab.from_module(gpt2_block.mlp), num_tokens=6)
+    lab.forward(weights=lab.from_module(gpt2_block.mlp), num_tokens=6)
+
+- `lab.notebook()` (once per notebook): figures that render in JupyterLab, VS Code and
+  Colab and survive `jupyter nbconvert --to html` offline (`app.lab.renderer`);
+  `lab.write_image(fig, "flow.png")` (or .svg) draws with kaleido in Chromium.
+- `lab.explore()`: the page's sliders as a notebook widget computing in the kernel.
+- Every forward answer's `tensor_names` says what TransformerLens, transformers and nnsight
+  call each tensor (`app.analysis.tensor_names`).
 
 - `lab.check(module_or_class, d_model=..., d_ff=...)`: run the FFN debugging checklist on
   your own `torch.nn.Module` (see `app.lab.checker`); the `ffn-lab check` command runs the
@@ -24,8 +31,10 @@ from __future__ import annotations
 from app.lab.api import Result, cheaper, forward, perturb, stack
 from app.lab.checker import CannotCheck, CheckReport, CheckResult, check
 from app.lab.errors import InvalidValue, LabError, ModelUnavailable
+from app.lab.explore import explore
 from app.lab.figures import flow, perturbation, sparsity
 from app.lab.from_module import from_module
+from app.lab.renderer import notebook, write_image
 
 __all__ = [
     "CannotCheck",
@@ -37,11 +46,14 @@ __all__ = [
     "Result",
     "cheaper",
     "check",
+    "explore",
     "flow",
     "forward",
     "from_module",
+    "notebook",
     "perturb",
     "perturbation",
     "sparsity",
     "stack",
+    "write_image",
 ]

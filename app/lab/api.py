@@ -31,6 +31,34 @@ from app.lab.spec import forward_spec, perturb_spec
 from app.lab.stack_answer import stack_answer, stack_spec
 from app.services.shared import default_cache
 
+MODULE_KEYS = ("d_model", "d_ff", "activation", "bias")
+"""What `lab.from_module` finds beside the weights (`app.lab.from_module.ModuleFFN`)."""
+
+
+def module_weights(body: dict[str, Any]) -> dict[str, Any]:
+    """`body` with `weights=lab.from_module(m)` unpacked, as `**lab.from_module(m)` would be.
+
+    A `ModuleFFN` passed as `weights` brings its d_model, d_ff, activation and bias along;
+    a keyword given beside it must agree with the module (ReLU on a GELU block's weights
+    would not be that block).
+
+    Raises:
+        ValueError: a keyword that contradicts the module (the message names both values).
+    """
+    found = body.get("weights")
+    if not (isinstance(found, Mapping) and "weights" in found and "d_model" in found):
+        return body
+    out = {k: v for k, v in body.items() if k != "weights"}
+    for key in MODULE_KEYS:
+        if key in out and out[key] != found[key]:
+            raise ValueError(
+                f"{key} = {out[key]!r} contradicts the module's {key} = {found[key]!r}; "
+                "leave it out: lab.from_module(m) sets it"
+            )
+        out[key] = found[key]
+    out["weights"] = found["weights"]
+    return out
+
 
 class Result(Mapping[str, Any]):
     """An answer of `lab.forward` / `lab.perturb`: read it by the API's field names.
@@ -79,7 +107,8 @@ def forward(**body: Any) -> Result:
     num_tokens, input_seed, weights, mode, dropout, dropout_seed, sparsity_threshold,
     include_weights, model, layer, text, display, unit_start, feature_start), same defaults.
     `tokens` and `weights` may be lists, NumPy arrays or torch tensors; `lab.from_module(m)`
-    gives d_model, d_ff, activation, bias and weights of a transformers block.
+    gives d_model, d_ff, activation, bias and weights of a transformers block: pass it as
+    `weights=lab.from_module(m)` or unpack it, `**lab.from_module(m)`.
 
     Returns:
         The /api/forward answer: input [T, d_model], pre_activation / up / hidden [T, d_ff],
@@ -88,11 +117,12 @@ def forward(**body: Any) -> Result:
 
     Raises:
         TypeError: a keyword the API body does not have.
-        ValueError: a value the API refuses with a 422 (the message names the field);
+        ValueError: a value the API refuses with a 422 (the message names the field), or
+            a keyword that contradicts `weights=lab.from_module(m)`;
             `app.lab.errors.ModelUnavailable` when the pretrained weights are not installed.
     """
     settings = get_settings()
-    spec = forward_spec(settings, **body)
+    spec = forward_spec(settings, **module_weights(body))
     with server_threads(settings):
         if spec.model is not None:
             return Result("forward", runner_pretrained.forward(spec, settings))
@@ -114,7 +144,7 @@ def perturb(**body: Any) -> Result:
         TypeError, ValueError: as `forward`.
     """
     settings = get_settings()
-    spec = perturb_spec(settings, **body)
+    spec = perturb_spec(settings, **module_weights(body))
     with server_threads(settings):
         if spec.model is not None:
             return Result("perturb", runner_pretrained.perturb(spec, settings))
@@ -141,7 +171,7 @@ def stack(**body: Any) -> Result:
         TypeError, ValueError: as `forward` (the messages are the API's 422 words).
     """
     settings = get_settings()
-    spec = stack_spec(settings, **body)
+    spec = stack_spec(settings, **module_weights(body))
     with server_threads(settings, single=False):
         return Result("stack", stack_answer(spec, settings))
 
@@ -162,7 +192,7 @@ def cheaper(**body: Any) -> Result:
         TypeError, ValueError: as `forward`.
     """
     settings = get_settings()
-    spec = cheaper_spec(settings, **body)
+    spec = cheaper_spec(settings, **module_weights(body))
     with server_threads(settings, single=True):
         return Result("cheaper", cheaper_answer(spec, default_cache()))
 

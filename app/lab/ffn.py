@@ -13,6 +13,7 @@ import torch
 
 from app.analysis import PerturbationStats, compare_outputs, flop_count, param_counts, sparsity
 from app.analysis.display import histogram
+from app.analysis.tensor_names import tensor_names
 from app.config import Settings
 from app.lab.display import Group, summarise
 from app.lab.spec import ForwardSpec, PerturbSpec
@@ -153,6 +154,9 @@ def forward(
         ),
         "reduction": reduction,
         "pre_activation_histogram": {"edges": counts.edges, "counts": counts.counts},
+        "tensor_names": tensor_names(
+            config.activation, config.gated, config.bias, weights=req.include_weights
+        ),
     }
 
 

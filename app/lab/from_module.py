@@ -3,9 +3,15 @@
 `from_module(module)` reads the two (or three, gated) linear maps of a feed-forward block and
 returns them in the paper's orientation (Vaswani et al. 2017, eq. 2: `w1` is
 `[d_model, d_ff]`, `x @ w1`), together with the activation and bias they imply, as the
-keyword arguments `lab.forward` takes:
+keyword arguments `lab.forward` takes, unpacked or as `weights`:
 
     lab.forward(**lab.from_module(mlp), num_tokens=6)
+    lab.forward(weights=lab.from_module(mlp), num_tokens=6)      # the same run
+
+BERT keeps its FFN in two modules of a layer; give the layer, or both halves:
+
+    layer = bert.encoder.layer[2]
+    lab.forward(weights=lab.from_module(layer.intermediate, layer.output), num_tokens=6)
 
 Known families (names of the field; the gated ones follow LLaMA's gate/up/down):
 
@@ -76,7 +82,13 @@ def from_module(module: nn.Module, output: nn.Module | None = None) -> ModuleFFN
     Args:
         module: a feed-forward block of a known family (see this module's docstring), or a
             BertIntermediate when `output` is its BertOutput.
-        output: the BertOutput that goes with a BertIntermediate; None otherwise.
+        output: the BertOutput that goes with a BertIntermediate; None otherwise, e.g.
+            `lab.from_module(bert.encoder.layer[2].intermediate, bert.encoder.layer[2].output)`
+            (`intermediate.dense` is W1 [d_model, d_ff] after transposing torch's [out, in],
+            `output.dense` is W2; BertOutput's LayerNorm and residual are not read).
+
+    Returns:
+        A `ModuleFFN`: pass it as `lab.forward(weights=...)` or unpack it, `**`.
 
     Raises:
         ValueError: for a module of no known family (the message lists the families), an

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
+from app.analysis.tensor_names import tensor_names
 from app.config import Settings
 from app.lab import ffn as runner
 from app.lab.display import Group, summarise
@@ -138,6 +139,14 @@ def forward(req: ForwardSpec, settings: Settings) -> dict[str, Any]:
         "tokens": encoded.tokens,
         "token_ids": [int(i) for i in encoded.ids],
         "special": encoded.special,
+        "tensor_names": tensor_names(
+            ffn.config.activation,
+            ffn.config.gated,
+            ffn.config.bias,
+            model=req.model,
+            layer=req.layer,
+            weights=req.include_weights,
+        ),
     }
 
 

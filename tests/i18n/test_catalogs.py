@@ -28,6 +28,10 @@ SAME_IN_ALL_LANGUAGES = {
     "controls.ratio",
     "session.choice.number",
     "session.choice.percent_range",
+    # library names are proper nouns
+    "names.lib.transformer_lens",
+    "names.lib.huggingface",
+    "names.lib.nnsight",
     "export.png",
     "export.svg",
     "lang.en",

@@ -157,3 +157,48 @@ def test_unknown_activation_is_named() -> None:
     mlp.act = nn.Tanh()
     with pytest.raises(ValueError, match="Tanh computes none"):
         from_module(mlp)
+
+
+@pytest.mark.parametrize("call", ["weights", "unpacked"])
+def test_forward_takes_the_module_as_weights_or_unpacked(call: str) -> None:
+    """`lab.forward(weights=lab.from_module(m))` and `lab.forward(**lab.from_module(m))` run
+    the same FFN: the module's own output, for a BERT layer given as its two halves."""
+    from app import lab
+
+    config = transformers.BertConfig(
+        hidden_size=D_MODEL, intermediate_size=D_FF, num_attention_heads=2
+    )
+    layer = _randomise(BertLayer(config))
+    x = _tokens()
+    with torch.no_grad():
+        reference = layer.output.dense(layer.intermediate(x)).numpy()
+    found = lab.from_module(layer.intermediate, layer.output)
+    if call == "weights":
+        result = lab.forward(weights=found, tokens=x)
+        nudged = lab.perturb(weights=found, tokens=x, position=1)
+    else:
+        result = lab.forward(**found, tokens=x)
+        nudged = lab.perturb(**found, tokens=x, position=1)
+    np.testing.assert_allclose(result["output"], reference, atol=1e-5, rtol=0)
+    assert result["config"]["activation"] == "gelu"
+    assert nudged["changed_positions"] == [1]
+
+
+def test_a_keyword_that_contradicts_the_module_is_refused() -> None:
+    from app import lab
+
+    mlp = _randomise(
+        LlamaMLP(
+            transformers.LlamaConfig(
+                hidden_size=D_MODEL,
+                intermediate_size=D_FF,
+                num_attention_heads=2,
+                num_key_value_heads=2,
+            )
+        )
+    )
+    found = lab.from_module(mlp)
+    with pytest.raises(ValueError, match="activation = 'relu' contradicts the module's"):
+        lab.forward(weights=found, activation="relu")
+    same = lab.forward(weights=found, activation="swiglu", d_ff=D_FF, num_tokens=2)
+    assert same["config"]["gated"] is True

@@ -8,10 +8,11 @@ import fastapi
 import numpy
 import plotly
 import torch
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 
 import app
 from app.analysis import param_counts
+from app.analysis.library_snippets import all_snippets
 from app.api.schemas.responses import ActivationOut, ComputeStatsOut, HealthOut, PresetOut
 from app.model.activations import ACTIVATIONS
 from app.model.ffn import FFNConfig
@@ -73,3 +74,13 @@ def list_presets() -> list[PresetOut]:
         )
         for p in PRESETS
     ]
+
+
+@router.get("/tensor-names")
+def get_tensor_names(
+    layer: int = Query(0, ge=0, le=127, description="the layer index the code reads"),
+) -> dict[str, dict[str, object]]:
+    """The FFN's tensors named in TransformerLens 4, transformers and nnsight, per model
+    family (bert, gpt2, llama), with code that reads them at `layer` (the page's "Read this
+    in your library" panel; `tensor_names` of a /api/forward answer says which family)."""
+    return all_snippets(layer)

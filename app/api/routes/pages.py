@@ -28,6 +28,7 @@ PANELS: tuple[str, ...] = (
     "perturb",
     "contrast",
     "readout",
+    "names",
     "attention",
     "block",
     "variants",

@@ -101,6 +101,37 @@ class HistogramOut(BaseModel):
     counts: list[int] = Field(description="[bins]; they sum to the tensor's number of values")
 
 
+class TensorNamesOut(BaseModel):
+    """One tensor's names in TransformerLens 4, transformers and nnsight.
+
+    `{layer}` stands for the layer index (filled in when a pretrained layer was run).
+    """
+
+    transformer_lens: str | None = Field(
+        description="TransformerLens 4 hook (activations, e.g. blocks.{layer}.mlp.hook_pre) "
+        "or parameter (weights, e.g. blocks.{layer}.mlp.W_in); null when it has none"
+    )
+    transformer_lens_also: list[str] | None = Field(
+        None, description="TransformerLens 4's other names of the same activation"
+    )
+    huggingface: str = Field(
+        description="module path in the family's top-level transformers class, e.g. "
+        "model.layers[{layer}].mlp.gate_proj (a weight: its parameter)"
+    )
+    huggingface_reads: Literal["input", "output"] | None = Field(
+        None, description="whether the tensor is that module's input or output"
+    )
+    huggingface_shape: str | None = Field(
+        None, description="a weight's shape as the library stores it (nn.Linear: [out, in])"
+    )
+    nnsight: str = Field(description="the nnsight path, e.g. model.model.layers[0].mlp.input")
+    shape: str = Field(description="the shape in FFN Lab's words, e.g. [T, d_ff]")
+    family: Literal["bert", "gpt2", "llama"] = Field(
+        description="the transformers family the paths are of (gated: llama; GELU tanh: gpt2; "
+        "other one-branch FFNs and MiniLM: bert)"
+    )
+
+
 class ForwardResponse(BaseModel):
     """Every intermediate tensor of FFN(x) = act(x W1 + b1) W2 + b2 (Vaswani et al. 2017)."""
 
@@ -152,6 +183,14 @@ class ForwardResponse(BaseModel):
     )
     pre_activation_histogram: HistogramOut | None = Field(
         None, description="histogram of every value of the full pre_activation [T, d_ff]"
+    )
+    tensor_names: dict[str, TensorNamesOut] | None = Field(
+        None,
+        description=(
+            "each tensor's names in the libraries students read models with next "
+            "(app.analysis.tensor_names): input, pre_activation, (up,) hidden, output, and "
+            "the weights when include_weights is true"
+        ),
     )
 
 

@@ -11,3 +11,4 @@ import "./misconceptions.js";
 import "./stack.js";
 import "./train.js";
 import "./cheaper.js";
+import "./names.js";
