@@ -15,7 +15,7 @@ from app.api.middleware.answer_cache import AnswerCacheMiddleware
 from app.api.middleware.body_limit import BodySizeLimitMiddleware
 from app.api.middleware.security_headers import SecurityHeadersMiddleware
 from app.api.routes import cheaper as routes_cheaper
-from app.api.routes import ffn as routes_ffn
+from app.api.routes import forward as routes_forward
 from app.api.routes import meta as routes_meta
 from app.api.routes import neuron as routes_neuron
 from app.api.routes import pages
@@ -72,7 +72,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     app.include_router(routes_meta.router)
-    app.include_router(routes_ffn.router)
+    app.include_router(routes_forward.router)
     app.include_router(routes_pretrained.router)
     app.include_router(routes_neuron.router)
     app.include_router(routes_teaching.router)

@@ -16,9 +16,9 @@ from app.analysis.budget import block_budget, llama_d_ff, matched_gated_d_ff
 from app.analysis.compare import hidden_fractions, max_abs_diff, row_moments, row_norms
 from app.analysis.curves import activation_curves, activation_values
 from app.config import Settings
-from app.lab import ffn as runner
 from app.lab.display import Group, summarise
-from app.lab.spec import (
+from app.lab.forward import build_model, config_out, input_tokens
+from app.lab.spec.specs import (
     VARIANTS,
     BlockSpec,
     BudgetSpec,
@@ -40,9 +40,9 @@ def block(req: BlockSpec, cache: WeightCache, settings: Settings) -> dict[str, A
 
     The step tensors [T, d_model] share their features: above the display budget they are
     summarised together (`reduction`); means, stds and norms are of the full rows."""
-    model = runner.build_model(req, cache)
+    model = build_model(req, cache)
     sub_layer = FFNBlock(model, req.norm)
-    x = runner.input_tokens(req)
+    x = input_tokens(req)
     with torch.inference_mode():
         trace = sub_layer.trace(x, dropout_seed=req.dropout_seed)
     tensors = {
@@ -59,7 +59,7 @@ def block(req: BlockSpec, cache: WeightCache, settings: Settings) -> dict[str, A
     starts = {"output": req.feature_start}
     shown, reduction = summarise([Group(dict(tensors), "output")], settings, req.display, starts)
     return {
-        "config": runner.config_out(req, model.config),
+        "config": config_out(req, model.config),
         "norm": req.norm,
         "steps": list(trace.steps),
         "tensors": shown,
@@ -97,7 +97,7 @@ def _variant_weights(req: VariantsSpec, cache: WeightCache, d_ff: int, gated: bo
 
 def variants(req: VariantsSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/variants returns (see `VariantsResponse`)."""
-    x = runner.input_tokens(req)
+    x = input_tokens(req)
     threshold = (
         req.sparsity_threshold
         if req.sparsity_threshold is not None
@@ -143,7 +143,7 @@ def variants(req: VariantsSpec, cache: WeightCache, settings: Settings) -> dict[
     bound = min(float(math.ceil(z_max)), 50.0)
     four_d = 4 * req.d_model
     return {
-        "config": runner.config_out(req, FFNConfig(req.d_model, req.d_ff, "relu", req.bias)),
+        "config": config_out(req, FFNConfig(req.d_model, req.d_ff, "relu", req.bias)),
         "match_params": req.match_params,
         "variants": out,
         "curves": activation_curves(-bound, bound, 201),
@@ -187,9 +187,9 @@ def budget(req: BudgetSpec, settings: Settings) -> dict[str, Any]:
 
 def conv1d_check(req: ForwardSpec, cache: WeightCache) -> dict[str, Any]:
     """Everything POST /api/conv1d-check returns (see `Conv1dResponse`); eval mode."""
-    model = runner.build_model(replace(req, mode="eval"), cache)
+    model = build_model(replace(req, mode="eval"), cache)
     conv = ConvFeedForward(model)
-    x = runner.input_tokens(req)
+    x = input_tokens(req)
     with torch.inference_mode():
         linear_out = model(x)
         conv_out = conv(x)
@@ -197,7 +197,7 @@ def conv1d_check(req: ForwardSpec, cache: WeightCache) -> dict[str, Any]:
     if conv.conv_gate is not None:
         conv_shapes["conv_gate"] = list(conv.conv_gate.weight.shape)
     return {
-        "config": runner.config_out(req, model.config),
+        "config": config_out(req, model.config),
         "max_abs_diff": max_abs_diff(linear_out, conv_out),
         "conv_shapes": conv_shapes,
         "linear_shapes": {k: list(v.shape) for k, v in model.weights().named().items()},
@@ -214,12 +214,12 @@ def dropout(req: DropoutSpec, cache: WeightCache, settings: Settings) -> dict[st
     summarised together (`reduction`); every statistic is of the full tensors.
     """
     p = req.dropout
-    base = runner.build_model(req, cache)
+    base = build_model(req, cache)
     config = FFNConfig(req.d_model, req.d_ff, req.activation, req.bias, dropout=p)
     model = PositionwiseFeedForward(config, base.weights())
     reference = PositionwiseFeedForward(replace(config, dropout=0.0), base.weights())
     reference.eval()
-    x = runner.input_tokens(req)
+    x = input_tokens(req)
     captured: list[torch.Tensor] = []
     hook = model.w2.register_forward_pre_hook(lambda _m, args: captured.append(args[0].clone()))
     try:
@@ -247,7 +247,7 @@ def dropout(req: DropoutSpec, cache: WeightCache, settings: Settings) -> dict[st
         {"hidden": req.unit_start},
     )
     return {
-        "config": runner.config_out(mode_req, config),
+        "config": config_out(mode_req, config),
         "p": p,
         "scale": 1.0 / (1.0 - p),
         "hidden": shown["hidden"],

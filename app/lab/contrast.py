@@ -14,8 +14,8 @@ from app.analysis.budget import attention_flop_count
 from app.analysis.compare import max_abs_diff
 from app.analysis.perturbation import PerturbationStats
 from app.config import Settings
-from app.lab import ffn as runner
-from app.lab.spec import AttentionVsFFNSpec, PerturbSpec
+from app.lab.forward import build_model, config_out, input_tokens, random_direction
+from app.lab.spec.specs import AttentionVsFFNSpec, PerturbSpec
 from app.model import parallel
 from app.model.attention import SelfAttention
 from app.model.ffn import FFNWeights, PositionwiseFeedForward
@@ -28,7 +28,7 @@ def nudge_vector(req: PerturbSpec) -> torch.Tensor:
     if given is not None:
         return torch.from_numpy(given)
     scale = req.scale if req.scale is not None else 1.0
-    return runner.random_direction(req.d_model, scale, req.direction_seed)
+    return random_direction(req.d_model, scale, req.direction_seed)
 
 
 def nudged(x: torch.Tensor, position: int, nudge: torch.Tensor) -> torch.Tensor:
@@ -75,14 +75,14 @@ def attention_vs_ffn(
     state is a separate forward call of the same shape, so untouched FFN rows compare
     bit for bit.
     """
-    model = runner.build_model(req, cache)
+    model = build_model(req, cache)
     attention = SelfAttention(
         req.d_model,
         req.num_heads,
         bias=req.bias,
         weights=cache.attention(req.d_model, req.attention_seed, bias=req.bias),
     )
-    x = runner.input_tokens(req)
+    x = input_tokens(req)
     nudge = nudge_vector(req)
     x_perturbed = nudged(x, req.position, nudge)
 
@@ -121,7 +121,7 @@ def attention_vs_ffn(
         "row_sums_max_error": row_error,
     }
     return {
-        "config": runner.config_out(req, model.config),
+        "config": config_out(req, model.config),
         "position": req.position,
         "num_heads": req.num_heads,
         "attention": attention_side,
@@ -199,8 +199,8 @@ def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> 
       row j of `row_by_row_positions` run alone (every row, or evenly spread ones at big
       sizes: see `ROWS_ALONE_WEIGHT_READS`).
     """
-    model = runner.build_model(req, cache)
-    x = runner.input_tokens(req)
+    model = build_model(req, cache)
+    x = input_tokens(req)
     t = x.shape[0]
     weights = model.weights()
 
@@ -250,7 +250,7 @@ def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> 
                 ffn(x[torch.arange(n) % t])
             measured.append(sum(p.numel() for p in model.parameters()))
     return {
-        "config": runner.config_out(req, model.config),
+        "config": config_out(req, model.config),
         "layers": _linear_layers(model),
         "additivity_gap": additivity,
         "no_activation_gap": no_activation,

@@ -1,6 +1,6 @@
 """Runs the FFN for a validated `ForwardSpec` / `PerturbSpec` and returns the answer as a
 plain dict (NumPy arrays inside): the one function per answer that the API, the snapshot and
-the notebook (`app.lab.api`) all call. No HTTP, no Pydantic.
+the notebook (`app.lab.notebook`) all call. No HTTP, no Pydantic.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from app.analysis import PerturbationStats, compare_outputs, flop_count, param_c
 from app.analysis.display import histogram
 from app.config import Settings
 from app.lab.display import Group, summarise
-from app.lab.spec import ForwardSpec, PerturbSpec
+from app.lab.spec.specs import ForwardSpec, PerturbSpec
 from app.model.ffn import (
     FFNConfig,
     FFNTrace,
@@ -81,7 +81,7 @@ def config_out(req: ForwardSpec, config: FFNConfig) -> dict[str, Any]:
     }
 
 
-def forward(
+def forward_answer(
     req: ForwardSpec,
     cache: WeightCache,
     settings: Settings,
@@ -193,7 +193,7 @@ def random_direction(d_model: int, scale: float, seed: int) -> torch.Tensor:
     return scaled
 
 
-def perturb(req: PerturbSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def perturb_answer(req: PerturbSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
     """Everything POST /api/perturb returns (see `PerturbResponse`).
 
     The two states are computed by two separate forward calls of the same shape, so the

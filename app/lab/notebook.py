@@ -9,8 +9,8 @@ as POST /api/forward and /api/perturb, as NumPy arrays, by the API's field names
     r["hidden"]          # float32 [6, 64], after the activation (Vaswani et al. 2017 eq. 2)
     lab.flow(r).show()
 
-Each runs the very function the server runs (app.lab.ffn, app.lab.pretrained,
-app.lab.stack_answer, app.lab.cheaper_answer) on a
+Each runs the very function the server runs (app.lab.forward, app.lab.pretrained,
+app.lab.stack.answer, app.lab.cheaper.answer) on a
 process-wide weight cache of the server's class (app.services.shared).
 """
 
@@ -24,11 +24,11 @@ import numpy as np
 import torch
 
 from app.config import Settings, get_settings
-from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
-from app.lab.cheaper_answer import cheaper_answer, cheaper_spec
-from app.lab.spec import forward_spec, perturb_spec
-from app.lab.stack_answer import stack_answer, stack_spec
+from app.lab.cheaper.answer import cheaper_answer, cheaper_spec
+from app.lab.forward import forward_answer, perturb_answer
+from app.lab.spec.specs import forward_spec, perturb_spec
+from app.lab.stack.answer import stack_answer, stack_spec
 from app.services.shared import default_cache
 
 
@@ -96,7 +96,7 @@ def forward(**body: Any) -> Result:
     with server_threads(settings):
         if spec.model is not None:
             return Result("forward", runner_pretrained.forward(spec, settings))
-        return Result("forward", runner.forward(spec, default_cache(), settings))
+        return Result("forward", forward_answer(spec, default_cache(), settings))
 
 
 def perturb(**body: Any) -> Result:
@@ -118,7 +118,7 @@ def perturb(**body: Any) -> Result:
     with server_threads(settings):
         if spec.model is not None:
             return Result("perturb", runner_pretrained.perturb(spec, settings))
-        return Result("perturb", runner.perturb(spec, default_cache(), settings))
+        return Result("perturb", perturb_answer(spec, default_cache(), settings))
 
 
 def stack(**body: Any) -> Result:

@@ -17,11 +17,18 @@ import torch
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
 from app.config import Settings
-from app.lab import ffn as runner
 from app.lab.display import Group, summarise
 from app.lab.errors import InvalidValue, ModelUnavailable
-from app.lab.ffn import random_direction
-from app.lab.spec import ForwardSpec, PerturbSpec
+from app.lab.forward import (
+    change_fields,
+    config_out,
+    display_starts,
+    perturb_display,
+    perturbed_tensors,
+    random_direction,
+    with_room_for,
+)
+from app.lab.spec.specs import ForwardSpec, PerturbSpec
 from app.model.bert import LayerTrace
 from app.model.ffn import FFNTrace, PositionwiseFeedForward
 from app.model.pretrained import (
@@ -71,7 +78,7 @@ def encode_text(model: Pretrained, text: str, settings: Settings) -> Encoded:
 
 def _config_out(req: ForwardSpec, ffn: PositionwiseFeedForward, tokens: int) -> dict[str, Any]:
     """The core's `config` block, with what the pretrained layer fixes (eval, no dropout)."""
-    return runner.config_out(req, ffn.config) | {
+    return config_out(req, ffn.config) | {
         "num_tokens": tokens,
         "input_seed": None,
         "mode": "eval",
@@ -113,9 +120,9 @@ def forward(req: ForwardSpec, settings: Settings) -> dict[str, Any]:
             Group({"pre_activation": trace.pre_activation, "hidden": trace.hidden}, "hidden"),
             Group({"input": trace.input, "output": trace.output}, "output"),
         ],
-        runner.with_room_for(settings, stats.per_neuron.size + stats.per_token.size),
+        with_room_for(settings, stats.per_neuron.size + stats.per_token.size),
         req.display,
-        runner.display_starts(req),
+        display_starts(req),
     )
     return {
         "config": _config_out(req, ffn, t),
@@ -221,17 +228,17 @@ def perturb(req: PerturbSpec, settings: Settings) -> dict[str, Any]:
         layer_before = block.trace(original.layer_input).layer_output
         layer_after = block.trace(layer_in).layer_output
     layer_stats = compare_outputs(layer_before, layer_after, req.position)
-    shown, reduction = runner.perturb_display(
+    shown, reduction = perturb_display(
         original.ffn_input, ffn_in, before, after, stats, settings, req
     )
     return {
         "config": _config_out(req, block.ffn, t),
         "position": req.position,
-        **runner.perturbed_tensors(shown),
+        **perturbed_tensors(shown),
         "reduction": reduction,  # before the changes here (the FFN answer has it last)
-        **runner.change_fields(stats),
+        **change_fields(stats),
         "tokens": encoded.tokens,
         "tokens_perturbed": tokens_perturbed,
         "perturbation": kind,
-        **runner.change_fields(layer_stats, "layer_"),
+        **change_fields(layer_stats, "layer_"),
     }

@@ -2,7 +2,7 @@
 
 Each raises ValueError with a message that names the field, the value and the rule; the
 API's request models call them (Pydantic turns the error into a 422) and so does the notebook
-API (`app.lab.spec`), so both refuse the same values with the same words.
+API (`app.lab.spec.specs`), so both refuse the same values with the same words.
 """
 
 from __future__ import annotations

@@ -252,5 +252,5 @@ def test_stack_and_cheaper_take_only_their_body_fields() -> None:
 def test_forward_and_perturb_refuse_with_the_api_words(
     client: TestClient, endpoint: str, body: dict[str, Any]
 ) -> None:
-    """One source of truth: the checks across fields are app.lab.spec_checks', for both."""
+    """One source of truth: the checks across fields are app.lab.spec.checks', for both."""
     _refuses_like_api(client, endpoint, body)

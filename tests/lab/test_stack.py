@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch import Tensor, nn
 
-from app.lab.stack import StackError, build_stack, run_stack
+from app.lab.stack.run import StackError, build_stack, run_stack
 from app.model.ffn import FFNConfig
 
 CONFIG = FFNConfig(8, 32, "relu")

@@ -136,7 +136,7 @@ def test_the_misconceptions_checks_give_the_same_numbers_split_or_not(
 ) -> None:
     from app.config import Settings
     from app.lab.contrast import misconceptions
-    from app.lab.spec import PerturbSpec
+    from app.lab.spec.specs import PerturbSpec
     from app.services.weight_cache import WeightCache
 
     spec = PerturbSpec(d_model=1024, d_ff=4096, activation="swiglu", bias=True, num_tokens=3)

@@ -1,4 +1,4 @@
-"""POST /api/cheaper: a thin wrapper of `app.lab.cheaper_answer`."""
+"""POST /api/cheaper: a thin wrapper of `app.lab.cheaper.answer`."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request, Response
 from app.api.encoding import json_response
 from app.api.schemas.cheaper import CheaperRequest, CheaperResponse
 from app.config import get_settings
-from app.lab.cheaper_answer import cheaper_answer
+from app.lab.cheaper.answer import cheaper_answer
 from app.services.compute import ComputePools, estimate_cost
 from app.services.weight_cache import WeightCache
 

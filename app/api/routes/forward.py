@@ -16,12 +16,12 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from app.api.encoding import json_response, server_timing
-from app.api.schemas.ffn import ForwardRequest, PerturbRequest
+from app.api.schemas.forward import ForwardRequest, PerturbRequest
 from app.api.schemas.responses import ErrorOut, ForwardResponse, PerturbResponse
 from app.config import Settings, get_settings
-from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
-from app.lab.spec import PRETRAINED_D_MODEL, ForwardSpec, PerturbSpec
+from app.lab.forward import forward_answer, perturb_answer
+from app.lab.spec.specs import PRETRAINED_D_MODEL, ForwardSpec, PerturbSpec
 from app.model.ffn import FFNConfig
 from app.services.compute import Cost, checkpoint, estimate_cost, run_request
 from app.services.weight_cache import WeightCache
@@ -48,7 +48,7 @@ def _forward(req: ForwardSpec, cache: WeightCache, settings: Settings) -> Respon
         return json_response(runner_pretrained.forward(req, settings))
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    content = runner.forward(req, cache, settings, timings)
+    content = forward_answer(req, cache, settings, timings)
     timings["analysis"] = time.perf_counter() - started - timings["model"] - timings["forward"]
     checkpoint()
     response = json_response(content)
@@ -60,7 +60,7 @@ def _forward(req: ForwardSpec, cache: WeightCache, settings: Settings) -> Respon
 def _perturb(req: PerturbSpec, cache: WeightCache, settings: Settings) -> Response:
     if req.model is not None:
         return json_response(runner_pretrained.perturb(req, settings))
-    content = runner.perturb(req, cache, settings)
+    content = perturb_answer(req, cache, settings)
     checkpoint()
     return json_response(content)
 

@@ -7,10 +7,10 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 
-from app.api.schemas.ffn import SnapshotRequest
+from app.api.schemas.forward import SnapshotRequest
 from app.config import get_settings
-from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
+from app.lab.forward import forward_answer, perturb_answer
 from app.lab.snapshot import render_snapshot
 from app.services.compute import Cost, estimate_cost, run_request
 from app.services.weight_cache import WeightCache
@@ -46,8 +46,8 @@ async def post_snapshot(req: SnapshotRequest, request: Request) -> Response:
             forward = runner_pretrained.forward(spec, settings)
             perturb = runner_pretrained.perturb(spec, settings)
         else:
-            forward = runner.forward(spec, cache, settings)
-            perturb = runner.perturb(spec, cache, settings)
+            forward = forward_answer(spec, cache, settings)
+            perturb = perturb_answer(spec, cache, settings)
         html = render_snapshot(forward, perturb, req.lang)
         name = f"{run_name(forward['config'])}_snapshot.html"
         disposition = {"Content-Disposition": f'attachment; filename="{name}"'}

@@ -1,4 +1,4 @@
-"""POST /api/stack: a thin wrapper of `app.lab.stack_answer` (validated request in, JSON out)."""
+"""POST /api/stack: a thin wrapper of `app.lab.stack.answer` (validated request in, JSON out)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from app.api.encoding import json_response
 from app.api.schemas.responses import ErrorOut
 from app.api.schemas.stack import StackRequest, StackResponse
 from app.config import get_settings
-from app.lab.stack_answer import stack_answer
+from app.lab.stack.answer import stack_answer
 from app.services.compute import ComputePools, Cost, checkpoint
 
 router = APIRouter(prefix="/api", tags=["depth"])

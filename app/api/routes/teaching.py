@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from app.api.encoding import json_response
-from app.api.schemas.ffn import ForwardRequest
+from app.api.schemas.forward import ForwardRequest
 from app.api.schemas.teaching import (
     AttentionVsFFNRequest,
     AttentionVsFFNResponse,

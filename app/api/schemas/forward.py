@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from app.api.schemas.values import check_max, known_activation
 from app.config import get_settings
-from app.lab.spec import (
+from app.lab.spec.specs import (
     PRETRAINED_LAYERS,
     SEED_MAX,
     Display,

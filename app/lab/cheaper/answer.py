@@ -13,9 +13,9 @@ from typing import Any
 import torch
 
 from app.config import Settings
-from app.lab import ffn as runner
-from app.lab.cheaper import compare
-from app.lab.spec import ForwardSpec, build_spec, check_int, seeded_only_message
+from app.lab.cheaper.compare import compare
+from app.lab.forward import build_model, config_out, input_tokens
+from app.lab.spec.specs import ForwardSpec, build_spec, check_int, seeded_only_message
 from app.services.checkpoint import checkpoint
 from app.services.weight_cache import WeightCache
 
@@ -100,8 +100,8 @@ def cheaper_answer(spec: CheaperSpec, cache: WeightCache) -> dict[str, Any]:
     low_rank, stacked) params, FLOPs, output float32 [T, d_model], its row norms [T] and its
     error against the plain output; W1's singular values and the energy the rank keeps."""
     spec = replace(spec, mode="eval")
-    plain = runner.build_model(spec, cache)
-    x = runner.input_tokens(spec)
+    plain = build_model(spec, cache)
+    x = input_tokens(spec)
     rank, d_inner = spec.rank_used, spec.d_inner_used
     variants, singular = compare(
         plain, x, rank=rank, d_inner=d_inner, num_ffns=spec.num_ffns, seed=spec.seed
@@ -130,7 +130,7 @@ def cheaper_answer(spec: CheaperSpec, cache: WeightCache) -> dict[str, Any]:
         )
     energy = singular.double() ** 2
     return {
-        "config": runner.config_out(spec, plain.config),
+        "config": config_out(spec, plain.config),
         "rank": rank,
         "d_inner": d_inner,
         "num_ffns": spec.num_ffns,

@@ -16,8 +16,8 @@ Randomness comes from independent streams of the seed (`app.model.seeding`):
 "train.keys", "train.targets", "train.init" (f's weights, PyTorch's nn.Linear init) and
 "train.readout" (W_U, b_U). Same arguments, same numbers.
 
-This module: the task, the model and its sizes. The training loop is `app.lab.train`,
-the key-value reading `app.lab.reading`, the capacity sweep `app.lab.capacity`.
+This module: the task, the model and its sizes. The training loop is `app.lab.learning.train`,
+the key-value reading `app.lab.learning.reading`, the capacity sweep `app.lab.learning.capacity`.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import torch
 from torch import Tensor, nn
 
 from app.analysis.sparsity import inactive_mask
-from app.lab.memory import F32, MemoryModel, TrainConfig, TrainError
+from app.lab.learning.memory import F32, MemoryModel, TrainConfig, TrainError
 
 
 @dataclass(frozen=True)

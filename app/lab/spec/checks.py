@@ -4,7 +4,7 @@ The API's request models (app.api.schemas) call them from their validators and t
 API (`app.lab.spec.build_spec`, so `forward_spec`, `perturb_spec` and the teaching builders)
 calls them on keyword arguments: both refuse the same values with the same words (a
 `ValueError`; a `Refusal` also carries a code), which the API answers with a 422. The checks
-of one value (numbers, weights, text) are app.lab.values'. `app.lab.spec` re-exports them.
+of one value (numbers, weights, text) are app.lab.values'. `app.lab.spec.specs` re-exports them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from app.lab.values import as_float_array, check_max, check_text, check_weights
 from app.model.ffn import FFNConfig, expected_shapes
 
 if TYPE_CHECKING:
-    from app.lab.spec import ForwardSpec, PerturbSpec
+    from app.lab.spec.specs import ForwardSpec, PerturbSpec
 
 Array = npt.NDArray[np.float32]
 

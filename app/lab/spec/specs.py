@@ -2,7 +2,7 @@
 
 The API's request models (app.api.schemas) validate a JSON body and turn it into one of these
 with `req.spec()`; the notebook API builds them from keyword arguments with `forward_spec` /
-`perturb_spec`, which run the same checks (app.lab.spec_checks, re-exported here, and
+`perturb_spec`, which run the same checks (app.lab.spec.checks, re-exported here, and
 app.lab.values) and raise `ValueError`s with the same words. Attribute names are the
 API's: `tokens_array` and `weights_arrays` are the validated float32 `tokens` and `weights`,
 `delta_array` the validated `delta`.
@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from app.config import Settings, get_settings
-from app.lab.spec_checks import (
+from app.lab.spec.checks import (
     PRETRAINED_D_MODEL,
     PRETRAINED_LAYERS,
     PRETRAINED_MODELS,

@@ -2,7 +2,7 @@
 
 `check_stack` holds the stack body's checks (the API's `StackRequest` runs them in its
 validator, `lab.stack(...)` through `stack_spec`); `stack_answer` assembles every field of
-`StackResponse` from `app.lab.stack` (seeded or shared layers) or `app.lab.stack_pretrained`
+`StackResponse` from `app.lab.stack.run` (seeded or shared layers) or `app.lab.stack.pretrained`
 (the real encoder's layers). No HTTP, no Pydantic.
 """
 
@@ -18,9 +18,9 @@ import torch
 from app.analysis import flop_count, param_counts
 from app.analysis.budget import attention_flop_count
 from app.config import Settings
-from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
-from app.lab.spec import (
+from app.lab.forward import config_out, input_tokens, random_direction, shallow_dict
+from app.lab.spec.specs import (
     PRETRAINED_D_MODEL,
     PRETRAINED_LAYERS,
     SEED_MAX,
@@ -32,8 +32,14 @@ from app.lab.spec import (
     check_int,
     check_number,
 )
-from app.lab.stack import LayerChange, StackResult, attention_param_count, build_stack, run_stack
-from app.lab.stack_pretrained import pretrained_stack
+from app.lab.stack.pretrained import pretrained_stack
+from app.lab.stack.run import (
+    LayerChange,
+    StackResult,
+    attention_param_count,
+    build_stack,
+    run_stack,
+)
 from app.model.ffn import FFNConfig, FFNWeights
 from app.model.pretrained import MODEL_ID
 from app.services.checkpoint import checkpoint
@@ -209,7 +215,7 @@ def _nudge(spec: StackSpec, d_model: int) -> torch.Tensor | None:
     if spec.delta_array is not None:
         return torch.from_numpy(spec.delta_array)
     scale = 1.0 if spec.scale is None else spec.scale
-    return runner.random_direction(d_model, scale, spec.direction_seed)
+    return random_direction(d_model, scale, spec.direction_seed)
 
 
 def _threshold(spec: StackSpec, settings: Settings) -> float:
@@ -249,13 +255,13 @@ def stack_answer(spec: StackSpec, settings: Settings) -> dict[str, Any]:
     checkpoint()
     result = run_stack(
         stack,
-        runner.input_tokens(spec),
+        input_tokens(spec),
         position=spec.position,
         nudge=_nudge(spec, spec.d_model),
         threshold=_threshold(spec, settings),
         between_passes=checkpoint,
     )
-    return _answer(spec, result, runner.config_out(spec, config))
+    return _answer(spec, result, config_out(spec, config))
 
 
 def _pretrained_answer(spec: StackSpec, settings: Settings) -> dict[str, Any]:
@@ -282,7 +288,7 @@ def _pretrained_answer(spec: StackSpec, settings: Settings) -> dict[str, Any]:
         between_passes=checkpoint,
     )
     ffn = model.encoder.layer(0).ffn
-    config = runner.config_out(spec, ffn.config) | {
+    config = config_out(spec, ffn.config) | {
         "num_tokens": t,
         "input_seed": None,
         "weights_source": "pretrained",
@@ -314,7 +320,7 @@ def _answer(spec: StackSpec, result: StackResult, config: dict[str, Any]) -> dic
             "weights_stream": layer.weights_stream,
             "update_ratio": layer.update_ratio,
             "attention_update_ratio": layer.attention_update_ratio,
-            "sparsity": runner.shallow_dict(layer.sparsity),
+            "sparsity": shallow_dict(layer.sparsity),
             "output_row_norms": layer.output_row_norms,
             **_change(layer.change),
         }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from app.lab.stack import Stack, StackError, StackLayer, attention_param_count
+from app.lab.stack.run import Stack, StackError, StackLayer, attention_param_count
 from app.model.bert import BertEncoder, BertSelfAttention
 
 
