@@ -26,7 +26,7 @@ from app.api.routes import teaching as routes_teaching
 from app.api.routes import train as routes_train
 from app.api.routes import weights as routes_weights
 from app.config import Settings, get_settings
-from app.model import parallel
+from app.model import fast_ffn
 from app.paths import STATIC_DIR
 from app.services import allocator
 from app.services.compute import ComputePools, apply_torch_threads
@@ -43,7 +43,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.weight_cache = WeightCache(settings.weight_cache_bytes)
         app.state.compute_pools = ComputePools(settings)
         apply_torch_threads(settings.torch_threads)  # the event loop runs small FFNs inline
-        parallel.set_workers(settings.matmul_workers)
+        fast_ffn.install(settings.matmul_workers)  # the FFN's executor: oneDNN, split maps
         yield
 
     app = FastAPI(

@@ -208,8 +208,8 @@ def dropout(req: DropoutSpec, cache: WeightCache, settings: Settings) -> dict[st
     """Everything POST /api/dropout returns (see `DropoutResponse`).
 
     Runs the same FFN three ways on the same tokens: train mode with `dropout_seed`, train
-    mode with the next seed, eval mode; plus a reference FFN without dropout. W2's input
-    in train mode is captured with a forward pre-hook (what W2 really receives).
+    mode with the next seed, eval mode; plus a reference FFN without dropout. `kept` is the
+    trace's own W2 input in train mode (what W2 really receives).
     hidden, dropped and kept [T, d_ff] share their units: above the display budget they are
     summarised together (`reduction`); every statistic is of the full tensors.
     """
@@ -220,19 +220,14 @@ def dropout(req: DropoutSpec, cache: WeightCache, settings: Settings) -> dict[st
     reference = PositionwiseFeedForward(replace(config, dropout=0.0), base.weights())
     reference.eval()
     x = input_tokens(req)
-    captured: list[torch.Tensor] = []
-    hook = model.w2.register_forward_pre_hook(lambda _m, args: captured.append(args[0].clone()))
-    try:
-        with torch.inference_mode():
-            model.train()
-            train = model.trace(x, dropout_seed=req.dropout_seed)
-            kept = captured[-1]
-            other = model.trace(x, dropout_seed=(req.dropout_seed + 1) % SEED_LIMIT)
-            model.eval()
-            evaluated = model.trace(x, dropout_seed=req.dropout_seed)
-            plain = reference.trace(x)
-    finally:
-        hook.remove()
+    with torch.inference_mode():
+        model.train()
+        train = model.trace(x, dropout_seed=req.dropout_seed)
+        kept = train.kept
+        other = model.trace(x, dropout_seed=(req.dropout_seed + 1) % SEED_LIMIT)
+        model.eval()
+        evaluated = model.trace(x, dropout_seed=req.dropout_seed)
+        plain = reference.trace(x)
     dropped = (
         train.dropped
         if train.dropped is not None

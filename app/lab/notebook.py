@@ -11,7 +11,10 @@ as POST /api/forward and /api/perturb, as NumPy arrays, by the API's field names
 
 Each runs the very function the server runs (app.lab.forward, app.lab.pretrained,
 app.lab.stack.answer, app.lab.cheaper.answer) on a
-process-wide weight cache of the server's class (app.services.shared).
+process-wide weight cache of the server's class (app.services.shared). The FFN runs on the
+executor in use (`app.model.ffn.use_executor`): "eager" unless `app.model.fast_ffn.install()`
+ran, as the server does. Maps under 4M weights give the server's numbers bit for bit either
+way; bigger ones differ in the last bits unless "fast" is installed.
 """
 
 from __future__ import annotations
