@@ -30,6 +30,7 @@ from app.model import fast_ffn
 from app.paths import STATIC_DIR
 from app.services import allocator
 from app.services.compute import ComputePools, apply_torch_threads
+from app.services.uploads import upload_store
 from app.services.weight_cache import WeightCache
 
 
@@ -43,6 +44,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.weight_cache = WeightCache(settings.weight_cache_bytes)
         app.state.compute_pools = ComputePools(settings)
         apply_torch_threads(settings.torch_threads)  # the event loop runs small FFNs inline
+        upload_store().resize(settings.upload_cache_bytes)
         fast_ffn.install(settings.matmul_workers)  # the FFN's executor: oneDNN, split maps
         yield
 

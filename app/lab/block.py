@@ -15,9 +15,9 @@ from app.analysis import flop_count, param_counts, sparsity
 from app.analysis.budget import block_budget, llama_d_ff, matched_gated_d_ff
 from app.analysis.compare import hidden_fractions, max_abs_diff, row_moments, row_norms
 from app.analysis.curves import activation_curves, activation_values
-from app.config import Settings
 from app.lab.display import Group, summarise
 from app.lab.forward import build_model, config_out, input_tokens
+from app.lab.limits import Limits
 from app.lab.spec.specs import (
     VARIANTS,
     BlockSpec,
@@ -35,7 +35,7 @@ from app.services.weight_cache import WeightCache
 SEED_LIMIT = 2**31 - 1
 
 
-def block(req: BlockSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def block(req: BlockSpec, cache: WeightCache, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/block returns (see `BlockResponse`).
 
     The step tensors [T, d_model] share their features: above the display budget they are
@@ -57,7 +57,7 @@ def block(req: BlockSpec, cache: WeightCache, settings: Settings) -> dict[str, A
     shapes |= {name: list(t.shape) for name, t in model.weights().named().items()}
     shapes["hidden"] = [x.shape[0], model.config.d_ff]
     starts = {"output": req.feature_start}
-    shown, reduction = summarise([Group(dict(tensors), "output")], settings, req.display, starts)
+    shown, reduction = summarise([Group(dict(tensors), "output")], limits, req.display, starts)
     return {
         "config": config_out(req, model.config),
         "norm": req.norm,
@@ -95,13 +95,11 @@ def _variant_weights(req: VariantsSpec, cache: WeightCache, d_ff: int, gated: bo
     return weights
 
 
-def variants(req: VariantsSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def variants(req: VariantsSpec, cache: WeightCache, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/variants returns (see `VariantsResponse`)."""
     x = input_tokens(req)
     threshold = (
-        req.sparsity_threshold
-        if req.sparsity_threshold is not None
-        else settings.sparsity_threshold
+        req.sparsity_threshold if req.sparsity_threshold is not None else limits.sparsity_threshold
     )
     matched = matched_gated_d_ff(req.d_model, req.d_ff, bias=req.bias)
     if not req.match_params:  # build the gated entry first: every variant then shares it
@@ -124,7 +122,7 @@ def variants(req: VariantsSpec, cache: WeightCache, settings: Settings) -> dict[
                 reference = up
             else:
                 shared_diffs.append(max_abs_diff(up, reference))
-        z = _sample(trace.pre_activation, settings.max_scatter_points)
+        z = _sample(trace.pre_activation, limits.max_scatter_points)
         if z.numel():
             z_max = max(z_max, float(z.abs().max()))
         out.append(
@@ -169,10 +167,10 @@ def variants(req: VariantsSpec, cache: WeightCache, settings: Settings) -> dict[
     }
 
 
-def budget(req: BudgetSpec, settings: Settings) -> dict[str, Any]:
+def budget(req: BudgetSpec, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/budget returns (see `BudgetResponse`)."""
     config = FFNConfig(req.d_model, req.d_ff, req.activation, req.bias)
-    data = block_budget(config, req.token_count, req.num_heads, settings.max_tokens)
+    data = block_budget(config, req.token_count, req.num_heads, limits.max_tokens)
     data["config"] = {
         "d_model": req.d_model,
         "d_ff": req.d_ff,
@@ -204,7 +202,7 @@ def conv1d_check(req: ForwardSpec, cache: WeightCache) -> dict[str, Any]:
     }
 
 
-def dropout(req: DropoutSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def dropout(req: DropoutSpec, cache: WeightCache, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/dropout returns (see `DropoutResponse`).
 
     Runs the same FFN three ways on the same tokens: train mode with `dropout_seed`, train
@@ -237,7 +235,7 @@ def dropout(req: DropoutSpec, cache: WeightCache, settings: Settings) -> dict[st
     mode_req = replace(req, mode="train")
     shown, reduction = summarise(
         [Group({"hidden": train.hidden, "dropped": dropped, "kept": kept}, "hidden")],
-        settings,
+        limits,
         req.display,
         {"hidden": req.unit_start},
     )

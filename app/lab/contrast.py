@@ -13,8 +13,8 @@ from app.analysis import compare_outputs, flop_count, param_counts
 from app.analysis.budget import attention_flop_count
 from app.analysis.compare import max_abs_diff
 from app.analysis.perturbation import PerturbationStats
-from app.config import Settings
 from app.lab.forward import build_model, config_out, input_tokens, random_direction
+from app.lab.limits import Limits
 from app.lab.spec.specs import AttentionVsFFNSpec, PerturbSpec
 from app.model import parallel
 from app.model.attention import SelfAttention
@@ -58,17 +58,15 @@ def _influence(fn: Any, x: torch.Tensor, base: torch.Tensor, nudge: torch.Tensor
     return torch.stack(rows)
 
 
-def _heads_shown(num_heads: int, tokens: int, settings: Settings) -> int:
+def _heads_shown(num_heads: int, tokens: int, limits: Limits) -> int:
     """How many heads' [T, T] weights the answer carries: all of them while the two
     [h, T, T] tensors fit the display budget, else the first max(1, keep // T^2)."""
-    if 2 * num_heads * tokens * tokens <= settings.display_max_values:
+    if 2 * num_heads * tokens * tokens <= limits.display_max_values:
         return num_heads
-    return max(1, min(num_heads, settings.display_keep_values // (tokens * tokens)))
+    return max(1, min(num_heads, limits.display_keep_values // (tokens * tokens)))
 
 
-def attention_vs_ffn(
-    req: AttentionVsFFNSpec, cache: WeightCache, settings: Settings
-) -> dict[str, Any]:
+def attention_vs_ffn(req: AttentionVsFFNSpec, cache: WeightCache, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/attention-vs-ffn returns (see `AttentionVsFFNResponse`).
 
     Both sub-layers see the same tokens and the same nudge of token `position`; every
@@ -102,10 +100,10 @@ def attention_vs_ffn(
         skipped = None
         if not req.influence:
             skipped = "not requested"
-        elif cost > settings.max_influence_flops:
+        elif cost > limits.max_influence_flops:
             skipped = (
                 f"the [T, T] maps need about {cost:,} FLOPs, over the limit of "
-                f"{settings.max_influence_flops:,}"
+                f"{limits.max_influence_flops:,}"
             )
         else:
             attention_side["influence"] = _influence(
@@ -113,7 +111,7 @@ def attention_vs_ffn(
             ).numpy()
             ffn_side["influence"] = _influence(ffn, x, f_before, nudge).numpy()
     row_error = float((a_before.weights.sum(dim=-1) - 1.0).abs().max())  # every head
-    heads = _heads_shown(req.num_heads, t, settings)
+    heads = _heads_shown(req.num_heads, t, limits)
     attention_side |= {
         "weights": a_before.weights[:heads].numpy(),
         "weights_perturbed": a_after.weights[:heads].numpy(),
@@ -128,7 +126,7 @@ def attention_vs_ffn(
         "ffn": ffn_side,
         "influence_skipped_reason": skipped,
         "influence_flops": cost,
-        "influence_max_flops": settings.max_influence_flops,
+        "influence_max_flops": limits.max_influence_flops,
     }
 
 
@@ -180,7 +178,7 @@ def _rows_alone(t: int, params: int) -> list[int]:
     return sorted({round(i * (t - 1) / (k - 1)) for i in range(k)})
 
 
-def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def misconceptions(req: PerturbSpec, cache: WeightCache, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/misconceptions returns (see `MisconceptionsResponse`).
 
     - layers: the FFN's linear maps (two, or three gated); `additivity_gap` is
@@ -243,7 +241,7 @@ def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> 
         stats = compare_outputs(base, ffn(nudged(x, req.position, nudge_vector(req))), req.position)
         alone = _rows_alone(t, sum(p.numel() for p in model.parameters()))
         row_by_row = max(max_abs_diff(ffn(x[j : j + 1])[0], base[j]) for j in alone)
-        ladder = sorted({1, t, settings.max_tokens})
+        ladder = sorted({1, t, limits.max_tokens})
         measured: list[int] = []
         for n in ladder:
             if n not in (1, t):  # those two were run above

@@ -11,7 +11,8 @@ as POST /api/forward and /api/perturb, as NumPy arrays, by the API's field names
 
 Each runs the very function the server runs (app.lab.forward, app.lab.pretrained,
 app.lab.stack.answer, app.lab.cheaper.answer) on a
-process-wide weight cache of the server's class (app.services.shared). The FFN runs on the
+process-wide weight cache of the server's class (`default_cache`, bounded by
+`Limits.weight_cache_bytes`). The FFN runs on the
 executor in use (`app.model.ffn.use_executor`): "eager" unless `app.model.fast_ffn.install()`
 ran, as the server does. Maps under 4M weights give the server's numbers bit for bit either
 way; bigger ones differ in the last bits unless "fast" is installed.
@@ -21,18 +22,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import torch
 
-from app.config import Settings, get_settings
 from app.lab import pretrained as runner_pretrained
 from app.lab.cheaper.answer import cheaper_answer, cheaper_spec
 from app.lab.forward import forward_answer, perturb_answer
+from app.lab.limits import Limits
 from app.lab.spec.specs import forward_spec, perturb_spec
 from app.lab.stack.answer import stack_answer, stack_spec
-from app.services.shared import default_cache
+from app.services.weight_cache import WeightCache
 
 
 class Result(Mapping[str, Any]):
@@ -75,6 +77,13 @@ class Result(Mapping[str, Any]):
         return f"<lab.{self.kind}: {head}; {arrays}>"
 
 
+@lru_cache(maxsize=1)
+def default_cache() -> WeightCache:
+    """The session's weight cache (seeded weights and models, LRU by bytes), made on first
+    use with the default `Limits.weight_cache_bytes`."""
+    return WeightCache(Limits().weight_cache_bytes)
+
+
 def forward(**body: Any) -> Result:
     """Run FFN(x) = act(x W1 + b1) W2 + b2 and keep every intermediate tensor.
 
@@ -94,12 +103,12 @@ def forward(**body: Any) -> Result:
         ValueError: a value the API refuses with a 422 (the message names the field);
             `app.lab.errors.ModelUnavailable` when the pretrained weights are not installed.
     """
-    settings = get_settings()
-    spec = forward_spec(settings, **body)
-    with server_threads(settings):
+    limits = Limits()
+    spec = forward_spec(limits, **body)
+    with server_threads(limits):
         if spec.model is not None:
-            return Result("forward", runner_pretrained.forward(spec, settings))
-        return Result("forward", forward_answer(spec, default_cache(), settings))
+            return Result("forward", runner_pretrained.forward(spec, limits))
+        return Result("forward", forward_answer(spec, default_cache(), limits))
 
 
 def perturb(**body: Any) -> Result:
@@ -116,12 +125,12 @@ def perturb(**body: Any) -> Result:
     Raises:
         TypeError, ValueError: as `forward`.
     """
-    settings = get_settings()
-    spec = perturb_spec(settings, **body)
-    with server_threads(settings):
+    limits = Limits()
+    spec = perturb_spec(limits, **body)
+    with server_threads(limits):
         if spec.model is not None:
-            return Result("perturb", runner_pretrained.perturb(spec, settings))
-        return Result("perturb", perturb_answer(spec, default_cache(), settings))
+            return Result("perturb", runner_pretrained.perturb(spec, limits))
+        return Result("perturb", perturb_answer(spec, default_cache(), limits))
 
 
 def stack(**body: Any) -> Result:
@@ -143,10 +152,10 @@ def stack(**body: Any) -> Result:
     Raises:
         TypeError, ValueError: as `forward` (the messages are the API's 422 words).
     """
-    settings = get_settings()
-    spec = stack_spec(settings, **body)
-    with server_threads(settings, single=False):
-        return Result("stack", stack_answer(spec, settings))
+    limits = Limits()
+    spec = stack_spec(limits, **body)
+    with server_threads(limits, single=False):
+        return Result("stack", stack_answer(spec, limits))
 
 
 def cheaper(**body: Any) -> Result:
@@ -164,21 +173,21 @@ def cheaper(**body: Any) -> Result:
     Raises:
         TypeError, ValueError: as `forward`.
     """
-    settings = get_settings()
-    spec = cheaper_spec(settings, **body)
-    with server_threads(settings, single=True):
+    limits = Limits()
+    spec = cheaper_spec(limits, **body)
+    with server_threads(limits, single=True):
         return Result("cheaper", cheaper_answer(spec, default_cache()))
 
 
 @contextmanager
-def server_threads(settings: Settings, single: bool = False) -> Iterator[None]:
+def server_threads(limits: Limits, single: bool = False) -> Iterator[None]:
     """Run with the server's torch thread count (`torch_threads`), then restore the caller's.
 
     A float32 matmul split over 1 or 2 threads rounds differently in the last bit, so the
     same count is what makes `lab.forward` equal to POST /api/forward bit for bit. `single`:
     one thread, as POST /api/cheaper runs (its SVD is far faster on one thread).
     """
-    count = 1 if single else settings.torch_threads
+    count = 1 if single else limits.torch_threads
     if not count:
         yield
         return

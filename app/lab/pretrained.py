@@ -16,7 +16,6 @@ import numpy as np
 import torch
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
-from app.config import Settings
 from app.lab.display import Group, summarise
 from app.lab.errors import InvalidValue, ModelUnavailable
 from app.lab.forward import (
@@ -28,6 +27,7 @@ from app.lab.forward import (
     random_direction,
     with_room_for,
 )
+from app.lab.limits import Limits
 from app.lab.spec.specs import ForwardSpec, PerturbSpec
 from app.model.bert import LayerTrace
 from app.model.ffn import FFNTrace, PositionwiseFeedForward
@@ -61,17 +61,17 @@ def load_model() -> Pretrained:
         raise ModelUnavailable(str(exc)) from None
 
 
-def encode_text(model: Pretrained, text: str, settings: Settings) -> Encoded:
+def encode_text(model: Pretrained, text: str, limits: Limits) -> Encoded:
     """Tokenise, refusing more than `max_tokens` tokens (`InvalidValue` on `text`)."""
     encoded = model.encode(text)
-    if len(encoded.tokens) > settings.max_tokens:
+    if len(encoded.tokens) > limits.max_tokens:
         raise InvalidValue(
             "text",
             f"text gives {len(encoded.tokens)} tokens (with [CLS] and [SEP]); the limit is "
-            f"{settings.max_tokens}",
+            f"{limits.max_tokens}",
             code="text_tokens",
             count=len(encoded.tokens),
-            limit=settings.max_tokens,
+            limit=limits.max_tokens,
         )
     return encoded
 
@@ -94,17 +94,15 @@ def _trace(ffn: PositionwiseFeedForward, x: torch.Tensor) -> FFNTrace:
         return ffn.trace(x)
 
 
-def forward(req: ForwardSpec, settings: Settings) -> dict[str, Any]:
+def forward(req: ForwardSpec, limits: Limits) -> dict[str, Any]:
     """POST /api/forward with a model: the layer's FFN on the text's real hidden states."""
     model = load_model()
-    encoded = encode_text(model, req.text or "", settings)
+    encoded = encode_text(model, req.text or "", limits)
     layer = model.encoder.run_to(encoded.ids, req.layer)
     ffn = model.encoder.layer(req.layer).ffn
     trace = _trace(ffn, layer.ffn_input)
     threshold = (
-        req.sparsity_threshold
-        if req.sparsity_threshold is not None
-        else settings.sparsity_threshold
+        req.sparsity_threshold if req.sparsity_threshold is not None else limits.sparsity_threshold
     )
     stats = sparsity(trace.hidden, ffn.config.activation, threshold)
     weights = ffn.weights().named()
@@ -120,7 +118,7 @@ def forward(req: ForwardSpec, settings: Settings) -> dict[str, Any]:
             Group({"pre_activation": trace.pre_activation, "hidden": trace.hidden}, "hidden"),
             Group({"input": trace.input, "output": trace.output}, "output"),
         ],
-        with_room_for(settings, stats.per_neuron.size + stats.per_token.size),
+        with_room_for(limits, stats.per_neuron.size + stats.per_token.size),
         req.display,
         display_starts(req),
     )
@@ -181,7 +179,7 @@ def _nudge(req: PerturbSpec, d_model: int) -> torch.Tensor:
     return random_direction(d_model, scale, req.direction_seed)  # as the core's nudge
 
 
-def perturb(req: PerturbSpec, settings: Settings) -> dict[str, Any]:
+def perturb(req: PerturbSpec, limits: Limits) -> dict[str, Any]:
     """POST /api/perturb with a model: change row `position`, compare the FFN and the layer.
 
     The same change is made to row `position` of two inputs: the FFN's input (LayerNorm
@@ -193,7 +191,7 @@ def perturb(req: PerturbSpec, settings: Settings) -> dict[str, Any]:
     of the same shape, so unchanged FFN rows compare bit for bit.
     """
     model = load_model()
-    encoded = encode_text(model, req.text or "", settings)
+    encoded = encode_text(model, req.text or "", limits)
     t = len(encoded.tokens)
     if req.position >= t:
         raise invalid(
@@ -229,7 +227,7 @@ def perturb(req: PerturbSpec, settings: Settings) -> dict[str, Any]:
         layer_after = block.trace(layer_in).layer_output
     layer_stats = compare_outputs(layer_before, layer_after, req.position)
     shown, reduction = perturb_display(
-        original.ffn_input, ffn_in, before, after, stats, settings, req
+        original.ffn_input, ffn_in, before, after, stats, limits, req
     )
     return {
         "config": _config_out(req, block.ffn, t),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 from fastapi import APIRouter, Request, Response
 
+from app.api.compute import run_in_pools
 from app.api.encoding import json_response
 from app.api.schemas.cheaper import CheaperRequest, CheaperResponse
 from app.config import get_settings
@@ -34,4 +35,4 @@ async def post_cheaper(req: CheaperRequest, request: Request) -> Response:
         finally:
             torch.set_num_threads(before)
 
-    return await pools.run(work, cost)
+    return await run_in_pools(pools, work, cost)

@@ -15,6 +15,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from app.api.compute import run_request
+from app.api.deps import lab_limits
 from app.api.encoding import json_response, server_timing
 from app.api.schemas.forward import ForwardRequest, PerturbRequest
 from app.api.schemas.responses import ErrorOut, ForwardResponse, PerturbResponse
@@ -23,7 +25,7 @@ from app.lab import pretrained as runner_pretrained
 from app.lab.forward import forward_answer, perturb_answer
 from app.lab.spec.specs import PRETRAINED_D_MODEL, ForwardSpec, PerturbSpec
 from app.model.ffn import FFNConfig
-from app.services.compute import Cost, checkpoint, estimate_cost, run_request
+from app.services.compute import Cost, checkpoint, estimate_cost
 from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["ffn"])
@@ -45,10 +47,10 @@ def _cost(req: ForwardRequest, settings: Settings, passes: int) -> Cost:
 
 def _forward(req: ForwardSpec, cache: WeightCache, settings: Settings) -> Response:
     if req.model is not None:
-        return json_response(runner_pretrained.forward(req, settings))
+        return json_response(runner_pretrained.forward(req, lab_limits(settings)))
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    content = forward_answer(req, cache, settings, timings)
+    content = forward_answer(req, cache, lab_limits(settings), timings)
     timings["analysis"] = time.perf_counter() - started - timings["model"] - timings["forward"]
     checkpoint()
     response = json_response(content)
@@ -59,8 +61,8 @@ def _forward(req: ForwardSpec, cache: WeightCache, settings: Settings) -> Respon
 
 def _perturb(req: PerturbSpec, cache: WeightCache, settings: Settings) -> Response:
     if req.model is not None:
-        return json_response(runner_pretrained.perturb(req, settings))
-    content = perturb_answer(req, cache, settings)
+        return json_response(runner_pretrained.perturb(req, lab_limits(settings)))
+    content = perturb_answer(req, cache, lab_limits(settings))
     checkpoint()
     return json_response(content)
 

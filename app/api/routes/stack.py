@@ -6,6 +6,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from app.api.compute import run_in_pools
+from app.api.deps import lab_limits
 from app.api.encoding import json_response
 from app.api.schemas.responses import ErrorOut
 from app.api.schemas.stack import StackRequest, StackResponse
@@ -37,8 +39,8 @@ async def post_stack(req: StackRequest, request: Request) -> Response:
     cost = Cost(params=params, flops=flops, cost_class="heavy" if heavy else "light")
 
     def work() -> Response:
-        content = stack_answer(spec, settings)
+        content = stack_answer(spec, lab_limits(settings))
         checkpoint()
         return json_response(content)
 
-    return await pools.run(work, cost)
+    return await run_in_pools(pools, work, cost)

@@ -14,6 +14,8 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from app.api.compute import run_request
+from app.api.deps import lab_limits
 from app.api.encoding import json_response
 from app.api.schemas.forward import ForwardRequest
 from app.api.schemas.teaching import (
@@ -32,26 +34,27 @@ from app.api.schemas.teaching import (
     VariantsRequest,
     VariantsResponse,
 )
-from app.config import Settings, get_settings
+from app.config import get_settings
 from app.lab import block as runner_block
 from app.lab import contrast as runner_contrast
-from app.services.compute import checkpoint, estimate_cost, run_request
+from app.lab.limits import Limits
+from app.services.compute import checkpoint, estimate_cost
 from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["teaching"])
 
-Work = Callable[[WeightCache, Settings], dict[str, Any]]
+Work = Callable[[WeightCache, Limits], dict[str, Any]]
 
 
 async def _run(request: Request, req: ForwardRequest, passes: int, work: Work) -> Response:
-    """`work(cache, settings)` encoded as JSON, inline or in a pool by its cost
+    """`work(cache, limits)` encoded as JSON, inline or in a pool by its cost
     (`passes` forward passes of the request's FFN: the runner's own count)."""
     settings = get_settings()
     cache: WeightCache = request.app.state.weight_cache
     cost = estimate_cost(req.ffn_config(), req.token_count, settings, passes)
 
     def compute() -> Response:
-        content = work(cache, settings)
+        content = work(cache, lab_limits(settings))
         checkpoint()
         return json_response(content)
 
@@ -84,7 +87,7 @@ async def post_variants(req: VariantsRequest, request: Request) -> Response:
 async def post_budget(req: BudgetRequest) -> Response:
     """Parameters and FLOPs of the FFN against self-attention, for this T and over T
     (formulas only: answered on the event loop)."""
-    return json_response(runner_block.budget(req.spec(), get_settings()))
+    return json_response(runner_block.budget(req.spec(), lab_limits(get_settings())))
 
 
 @router.post("/conv1d-check", response_model=Conv1dResponse)

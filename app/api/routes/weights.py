@@ -51,7 +51,7 @@ async def post_upload(
     store = upload_store()
     key = UploadStore.key(data)
     layer = store.get(key)
-    if layer is None:
+    if not isinstance(layer, LayerFile):
         layer = await run_in_threadpool(read_layer, data, filename, settings.max_abs_value)
         store.put(key, layer)
     return _answer(key, layer)

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from app.api.deps import lab_limits
 from app.api.schemas.forward import ForwardRequest, Vector
 from app.api.schemas.responses import ConfigOut, SparsityOut
 from app.config import get_settings
@@ -87,7 +88,9 @@ class StackRequest(ForwardRequest):
 
     @model_validator(mode="after")
     def _check_stack(self) -> StackRequest:
-        self._delta = check_stack(self.spec(), self.delta, self.weights is not None, get_settings())
+        self._delta = check_stack(
+            self.spec(), self.delta, self.weights is not None, lab_limits(get_settings())
+        )
         return self
 
     def spec(self) -> StackSpec:
