@@ -122,6 +122,34 @@ def settled(pg, timeout: float = 30_000) -> None:  # type: ignore[no-untyped-def
     )
 
 
+LAYOUT_STABLE_JS = """() => new Promise((resolve) => {
+  const snap = () => JSON.stringify([
+    document.scrollingElement.scrollHeight, document.scrollingElement.scrollWidth,
+    [...document.querySelectorAll('.js-plotly-plot')].map((p) => {
+      const b = p.getBoundingClientRect();
+      return [b.left, b.top, b.width, b.height, p.querySelectorAll('.main-svg *').length];
+    }),
+  ]);
+  let last = null;
+  const step = () => {
+    const now = snap();
+    if (now === last) { resolve(true); return; }
+    last = now;
+    requestAnimationFrame(() => requestAnimationFrame(step));
+  };
+  requestAnimationFrame(step);
+})"""
+
+
+def layout_stable(pg) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the page has stopped moving: no view waits for an answer and the document
+    size and every plot's box and drawn elements are the same across two frames (a plot
+    redrawn or resized after its answer, e.g. by Plotly's responsive resize, is waited for).
+    For screenshots and measurements of the drawn page."""
+    settled(pg)
+    pg.evaluate(LAYOUT_STABLE_JS)
+
+
 def show(pg, selector: str, timeout: float = 30_000) -> None:  # type: ignore[no-untyped-def]
     """Scroll `selector` into view and wait until its view has been requested and drawn."""
     pg.locator(selector).first.scroll_into_view_if_needed()
