@@ -16,7 +16,7 @@ from app.api.middleware.body_limit import BodySizeLimitMiddleware
 from app.api.middleware.compression import PageCompressionMiddleware
 from app.api.middleware.security_headers import SecurityHeadersMiddleware
 from app.api.routes import cheaper as routes_cheaper
-from app.api.routes import ffn as routes_ffn
+from app.api.routes import forward as routes_forward
 from app.api.routes import meta as routes_meta
 from app.api.routes import neuron as routes_neuron
 from app.api.routes import pages
@@ -28,11 +28,12 @@ from app.api.routes import teaching as routes_teaching
 from app.api.routes import train as routes_train
 from app.api.routes import weights as routes_weights
 from app.config import Settings, get_settings
-from app.model import parallel
+from app.model import fast_ffn
 from app.paths import STATIC_DIR
 from app.services import allocator, shutdown
 from app.services.compute import ComputePools, apply_torch_threads
 from app.services.sessions import make_service
+from app.services.uploads import upload_store
 from app.services.weight_cache import WeightCache
 
 
@@ -46,7 +47,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.weight_cache = WeightCache(settings.weight_cache_bytes)
         app.state.compute_pools = ComputePools(settings)
         apply_torch_threads(settings.torch_threads)  # the event loop runs small FFNs inline
-        parallel.set_workers(settings.matmul_workers)
+        upload_store().resize(settings.upload_cache_bytes)
+        fast_ffn.install(settings.matmul_workers)  # the FFN's executor: oneDNN, split maps
         restore = shutdown.install()  # training streams end at once on SIGTERM
         app.state.sessions = make_service(settings)
         await app.state.sessions.start()
@@ -91,7 +93,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         name="static-latest",
     )
     app.include_router(routes_meta.router)
-    app.include_router(routes_ffn.router)
+    app.include_router(routes_forward.router)
     app.include_router(routes_pretrained.router)
     app.include_router(routes_neuron.router)
     app.include_router(routes_teaching.router)

@@ -10,7 +10,7 @@ float32), median of `--repeat` calls, for 1 and 2 torch threads:
 - oneDNN's linear on the dense [out, in] weights as they are (`app.model.parallel.kernel`:
   what the model runs for big maps; no copy);
 - the model: `PositionwiseFeedForward.trace` on weights of either layout;
-- the server's path without HTTP: `runner.forward` (cache lookup, trace, sparsity,
+- the server's path without HTTP: `forward_answer` (cache lookup, trace, sparsity,
   histogram, display summary) and its orjson encoding;
 - `model.trace` with the big maps split over two threads (`app.model.parallel`) or not,
   alternated call by call;
@@ -32,9 +32,9 @@ import torch
 import torch.nn.functional as F
 
 from app.api.encoding import json_response
-from app.api.schemas.ffn import ForwardRequest
+from app.api.schemas.forward import ForwardRequest
 from app.config import Settings
-from app.lab import ffn as runner
+from app.lab.forward import forward_answer
 from app.model import parallel
 from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
 from app.services.weight_cache import WeightCache
@@ -126,11 +126,11 @@ def measure_in_process(repeat: int) -> list[tuple[str, float]]:
     req = ForwardRequest(**BODY)
     rows.append(
         (
-            "runner.forward (cache hit, trace, statistics, summary)",
-            median_ms(lambda: runner.forward(req, cache, settings), repeat),
+            "forward_answer (cache hit, trace, statistics, summary)",
+            median_ms(lambda: forward_answer(req, cache, settings), repeat),
         )
     )
-    content = runner.forward(req, cache, settings)
+    content = forward_answer(req, cache, settings)
     rows.append(
         ("orjson encoding of the answer", median_ms(lambda: json_response(content), repeat))
     )

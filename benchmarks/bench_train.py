@@ -5,7 +5,7 @@ Run from the checkout (so its `app` is imported):
 
 Prints, as medians of N runs after one warm-up (torch's first optimiser step in a process
 is slow):
-  * in-process (`app.lab.train`), per torch thread count (`--threads`, default 1): the
+  * in-process (`app.lab.learning.train`), per torch thread count (`--threads`, default 1): the
     first step at which every pair is memorised (accuracy 1.0), the wall time to that
     step, and the full run;
   * over HTTP on a real server (uvicorn, loopback): time from sending POST /api/train to
@@ -25,8 +25,8 @@ import time
 import httpx
 import torch
 
-from app.lab.memory import TrainConfig, training_flops
-from app.lab.train import Progress, train
+from app.lab.learning.memory import TrainConfig, training_flops
+from app.lab.learning.train import Progress, train
 
 S = {"d_model": 16, "d_ff": 64, "num_pairs": 64, "num_classes": 4, "steps": 300, "lr": 0.03}
 

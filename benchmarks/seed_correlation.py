@@ -19,8 +19,8 @@ import math
 
 import torch
 
-from app.api.schemas.ffn import ForwardRequest
-from app.lab.ffn import input_tokens
+from app.api.schemas.forward import ForwardRequest
+from app.lab.forward import input_tokens
 from app.model.activations import get_activation
 from app.model.ffn_weights import FFNWeights, _linear_init
 

@@ -20,20 +20,19 @@ The layer the server, the snapshot and notebooks all use:
   same checks on a file, in a subprocess with a time limit.
 - `lab.stack(n_layers=4, attention=True, position=2, ...)` and `lab.cheaper(rank=4, ...)`:
   the same numbers as POST /api/stack and /api/cheaper, keywords named as their bodies.
-- `app.lab.stack` (a stack of layers with their own FFNs), `app.lab.train` (an FFN learning a
-  key-value memory; task and model in `app.lab.memory`), `app.lab.cheaper` (low-rank and
-  stacked FFNs): plain arguments in, dataclasses of tensors/arrays out, domain errors as
-  `ValueError` subclasses (issue 13).
+- `app.lab.stack` (a stack of layers with their own FFNs), `app.lab.learning` (an FFN
+  learning a key-value memory), `app.lab.cheaper` (low-rank and stacked FFNs): plain
+  arguments in, dataclasses of tensors/arrays out, domain errors as `ValueError` subclasses.
 """
 
 from __future__ import annotations
 
-from app.lab.api import Result, cheaper, forward, perturb, stack
 from app.lab.checker import CannotCheck, CheckReport, CheckResult, check
 from app.lab.errors import InvalidValue, LabError, ModelUnavailable
 from app.lab.explore import explore
-from app.lab.figures import flow, perturbation, sparsity
+from app.lab.figures.panels import flow, perturbation, sparsity
 from app.lab.from_module import from_module
+from app.lab.notebook import Result, cheaper, forward, perturb, stack
 from app.lab.renderer import notebook, write_image
 
 __all__ = [

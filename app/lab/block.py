@@ -15,10 +15,10 @@ from app.analysis import flop_count, param_counts, sparsity
 from app.analysis.budget import block_budget, llama_d_ff, matched_gated_d_ff
 from app.analysis.compare import hidden_fractions, max_abs_diff, row_moments, row_norms
 from app.analysis.curves import activation_curves, activation_values
-from app.config import Settings
-from app.lab import ffn as runner
 from app.lab.display import Group, summarise
-from app.lab.spec import (
+from app.lab.forward import build_model, config_out, input_tokens
+from app.lab.limits import Limits
+from app.lab.spec.specs import (
     VARIANTS,
     BlockSpec,
     BudgetSpec,
@@ -35,14 +35,14 @@ from app.services.weight_cache import WeightCache
 SEED_LIMIT = 2**31 - 1
 
 
-def block(req: BlockSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def block(req: BlockSpec, cache: WeightCache, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/block returns (see `BlockResponse`).
 
     The step tensors [T, d_model] share their features: above the display budget they are
     summarised together (`reduction`); means, stds and norms are of the full rows."""
-    model = runner.build_model(req, cache)
+    model = build_model(req, cache)
     sub_layer = FFNBlock(model, req.norm)
-    x = runner.input_tokens(req)
+    x = input_tokens(req)
     with torch.inference_mode():
         trace = sub_layer.trace(x, dropout_seed=req.dropout_seed)
     tensors = {
@@ -57,9 +57,9 @@ def block(req: BlockSpec, cache: WeightCache, settings: Settings) -> dict[str, A
     shapes |= {name: list(t.shape) for name, t in model.weights().named().items()}
     shapes["hidden"] = [x.shape[0], model.config.d_ff]
     starts = {"output": req.feature_start}
-    shown, reduction = summarise([Group(dict(tensors), "output")], settings, req.display, starts)
+    shown, reduction = summarise([Group(dict(tensors), "output")], limits, req.display, starts)
     return {
-        "config": runner.config_out(req, model.config),
+        "config": config_out(req, model.config),
         "norm": req.norm,
         "steps": list(trace.steps),
         "tensors": shown,
@@ -95,13 +95,11 @@ def _variant_weights(req: VariantsSpec, cache: WeightCache, d_ff: int, gated: bo
     return weights
 
 
-def variants(req: VariantsSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def variants(req: VariantsSpec, cache: WeightCache, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/variants returns (see `VariantsResponse`)."""
-    x = runner.input_tokens(req)
+    x = input_tokens(req)
     threshold = (
-        req.sparsity_threshold
-        if req.sparsity_threshold is not None
-        else settings.sparsity_threshold
+        req.sparsity_threshold if req.sparsity_threshold is not None else limits.sparsity_threshold
     )
     matched = matched_gated_d_ff(req.d_model, req.d_ff, bias=req.bias)
     if not req.match_params:  # build the gated entry first: every variant then shares it
@@ -124,7 +122,7 @@ def variants(req: VariantsSpec, cache: WeightCache, settings: Settings) -> dict[
                 reference = up
             else:
                 shared_diffs.append(max_abs_diff(up, reference))
-        z = _sample(trace.pre_activation, settings.max_scatter_points)
+        z = _sample(trace.pre_activation, limits.max_scatter_points)
         if z.numel():
             z_max = max(z_max, float(z.abs().max()))
         out.append(
@@ -143,7 +141,7 @@ def variants(req: VariantsSpec, cache: WeightCache, settings: Settings) -> dict[
     bound = min(float(math.ceil(z_max)), 50.0)
     four_d = 4 * req.d_model
     return {
-        "config": runner.config_out(req, FFNConfig(req.d_model, req.d_ff, "relu", req.bias)),
+        "config": config_out(req, FFNConfig(req.d_model, req.d_ff, "relu", req.bias)),
         "match_params": req.match_params,
         "variants": out,
         "curves": activation_curves(-bound, bound, 201),
@@ -169,10 +167,10 @@ def variants(req: VariantsSpec, cache: WeightCache, settings: Settings) -> dict[
     }
 
 
-def budget(req: BudgetSpec, settings: Settings) -> dict[str, Any]:
+def budget(req: BudgetSpec, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/budget returns (see `BudgetResponse`)."""
     config = FFNConfig(req.d_model, req.d_ff, req.activation, req.bias)
-    data = block_budget(config, req.token_count, req.num_heads, settings.max_tokens)
+    data = block_budget(config, req.token_count, req.num_heads, limits.max_tokens)
     data["config"] = {
         "d_model": req.d_model,
         "d_ff": req.d_ff,
@@ -187,9 +185,9 @@ def budget(req: BudgetSpec, settings: Settings) -> dict[str, Any]:
 
 def conv1d_check(req: ForwardSpec, cache: WeightCache) -> dict[str, Any]:
     """Everything POST /api/conv1d-check returns (see `Conv1dResponse`); eval mode."""
-    model = runner.build_model(replace(req, mode="eval"), cache)
+    model = build_model(replace(req, mode="eval"), cache)
     conv = ConvFeedForward(model)
-    x = runner.input_tokens(req)
+    x = input_tokens(req)
     with torch.inference_mode():
         linear_out = model(x)
         conv_out = conv(x)
@@ -197,42 +195,37 @@ def conv1d_check(req: ForwardSpec, cache: WeightCache) -> dict[str, Any]:
     if conv.conv_gate is not None:
         conv_shapes["conv_gate"] = list(conv.conv_gate.weight.shape)
     return {
-        "config": runner.config_out(req, model.config),
+        "config": config_out(req, model.config),
         "max_abs_diff": max_abs_diff(linear_out, conv_out),
         "conv_shapes": conv_shapes,
         "linear_shapes": {k: list(v.shape) for k, v in model.weights().named().items()},
     }
 
 
-def dropout(req: DropoutSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def dropout(req: DropoutSpec, cache: WeightCache, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/dropout returns (see `DropoutResponse`).
 
     Runs the same FFN three ways on the same tokens: train mode with `dropout_seed`, train
-    mode with the next seed, eval mode; plus a reference FFN without dropout. W2's input
-    in train mode is captured with a forward pre-hook (what W2 really receives).
+    mode with the next seed, eval mode; plus a reference FFN without dropout. `kept` is the
+    trace's own W2 input in train mode (what W2 really receives).
     hidden, dropped and kept [T, d_ff] share their units: above the display budget they are
     summarised together (`reduction`); every statistic is of the full tensors.
     """
     p = req.dropout
-    base = runner.build_model(req, cache)
+    base = build_model(req, cache)
     config = FFNConfig(req.d_model, req.d_ff, req.activation, req.bias, dropout=p)
     model = PositionwiseFeedForward(config, base.weights())
     reference = PositionwiseFeedForward(replace(config, dropout=0.0), base.weights())
     reference.eval()
-    x = runner.input_tokens(req)
-    captured: list[torch.Tensor] = []
-    hook = model.w2.register_forward_pre_hook(lambda _m, args: captured.append(args[0].clone()))
-    try:
-        with torch.inference_mode():
-            model.train()
-            train = model.trace(x, dropout_seed=req.dropout_seed)
-            kept = captured[-1]
-            other = model.trace(x, dropout_seed=(req.dropout_seed + 1) % SEED_LIMIT)
-            model.eval()
-            evaluated = model.trace(x, dropout_seed=req.dropout_seed)
-            plain = reference.trace(x)
-    finally:
-        hook.remove()
+    x = input_tokens(req)
+    with torch.inference_mode():
+        model.train()
+        train = model.trace(x, dropout_seed=req.dropout_seed)
+        kept = train.kept
+        other = model.trace(x, dropout_seed=(req.dropout_seed + 1) % SEED_LIMIT)
+        model.eval()
+        evaluated = model.trace(x, dropout_seed=req.dropout_seed)
+        plain = reference.trace(x)
     dropped = (
         train.dropped
         if train.dropped is not None
@@ -242,12 +235,12 @@ def dropout(req: DropoutSpec, cache: WeightCache, settings: Settings) -> dict[st
     mode_req = replace(req, mode="train")
     shown, reduction = summarise(
         [Group({"hidden": train.hidden, "dropped": dropped, "kept": kept}, "hidden")],
-        settings,
+        limits,
         req.display,
         {"hidden": req.unit_start},
     )
     return {
-        "config": runner.config_out(mode_req, config),
+        "config": config_out(mode_req, config),
         "p": p,
         "scale": 1.0 / (1.0 - p),
         "hidden": shown["hidden"],

@@ -13,9 +13,9 @@ from app.analysis import compare_outputs, flop_count, param_counts
 from app.analysis.budget import attention_flop_count
 from app.analysis.compare import max_abs_diff
 from app.analysis.perturbation import PerturbationStats
-from app.config import Settings
-from app.lab import ffn as runner
-from app.lab.spec import AttentionVsFFNSpec, PerturbSpec
+from app.lab.forward import build_model, config_out, input_tokens, random_direction
+from app.lab.limits import Limits
+from app.lab.spec.specs import AttentionVsFFNSpec, PerturbSpec
 from app.model import parallel
 from app.model.attention import SelfAttention
 from app.model.ffn import FFNWeights, PositionwiseFeedForward
@@ -28,7 +28,7 @@ def nudge_vector(req: PerturbSpec) -> torch.Tensor:
     if given is not None:
         return torch.from_numpy(given)
     scale = req.scale if req.scale is not None else 1.0
-    return runner.random_direction(req.d_model, scale, req.direction_seed)
+    return random_direction(req.d_model, scale, req.direction_seed)
 
 
 def nudged(x: torch.Tensor, position: int, nudge: torch.Tensor) -> torch.Tensor:
@@ -58,31 +58,29 @@ def _influence(fn: Any, x: torch.Tensor, base: torch.Tensor, nudge: torch.Tensor
     return torch.stack(rows)
 
 
-def _heads_shown(num_heads: int, tokens: int, settings: Settings) -> int:
+def _heads_shown(num_heads: int, tokens: int, limits: Limits) -> int:
     """How many heads' [T, T] weights the answer carries: all of them while the two
     [h, T, T] tensors fit the display budget, else the first max(1, keep // T^2)."""
-    if 2 * num_heads * tokens * tokens <= settings.display_max_values:
+    if 2 * num_heads * tokens * tokens <= limits.display_max_values:
         return num_heads
-    return max(1, min(num_heads, settings.display_keep_values // (tokens * tokens)))
+    return max(1, min(num_heads, limits.display_keep_values // (tokens * tokens)))
 
 
-def attention_vs_ffn(
-    req: AttentionVsFFNSpec, cache: WeightCache, settings: Settings
-) -> dict[str, Any]:
+def attention_vs_ffn(req: AttentionVsFFNSpec, cache: WeightCache, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/attention-vs-ffn returns (see `AttentionVsFFNResponse`).
 
     Both sub-layers see the same tokens and the same nudge of token `position`; every
     state is a separate forward call of the same shape, so untouched FFN rows compare
     bit for bit.
     """
-    model = runner.build_model(req, cache)
+    model = build_model(req, cache)
     attention = SelfAttention(
         req.d_model,
         req.num_heads,
         bias=req.bias,
         weights=cache.attention(req.d_model, req.attention_seed, bias=req.bias),
     )
-    x = runner.input_tokens(req)
+    x = input_tokens(req)
     nudge = nudge_vector(req)
     x_perturbed = nudged(x, req.position, nudge)
 
@@ -102,10 +100,10 @@ def attention_vs_ffn(
         skipped = None
         if not req.influence:
             skipped = "not requested"
-        elif cost > settings.max_influence_flops:
+        elif cost > limits.max_influence_flops:
             skipped = (
                 f"the [T, T] maps need about {cost:,} FLOPs, over the limit of "
-                f"{settings.max_influence_flops:,}"
+                f"{limits.max_influence_flops:,}"
             )
         else:
             attention_side["influence"] = _influence(
@@ -113,7 +111,7 @@ def attention_vs_ffn(
             ).numpy()
             ffn_side["influence"] = _influence(ffn, x, f_before, nudge).numpy()
     row_error = float((a_before.weights.sum(dim=-1) - 1.0).abs().max())  # every head
-    heads = _heads_shown(req.num_heads, t, settings)
+    heads = _heads_shown(req.num_heads, t, limits)
     attention_side |= {
         "weights": a_before.weights[:heads].numpy(),
         "weights_perturbed": a_after.weights[:heads].numpy(),
@@ -121,14 +119,14 @@ def attention_vs_ffn(
         "row_sums_max_error": row_error,
     }
     return {
-        "config": runner.config_out(req, model.config),
+        "config": config_out(req, model.config),
         "position": req.position,
         "num_heads": req.num_heads,
         "attention": attention_side,
         "ffn": ffn_side,
         "influence_skipped_reason": skipped,
         "influence_flops": cost,
-        "influence_max_flops": settings.max_influence_flops,
+        "influence_max_flops": limits.max_influence_flops,
     }
 
 
@@ -180,7 +178,7 @@ def _rows_alone(t: int, params: int) -> list[int]:
     return sorted({round(i * (t - 1) / (k - 1)) for i in range(k)})
 
 
-def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def misconceptions(req: PerturbSpec, cache: WeightCache, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/misconceptions returns (see `MisconceptionsResponse`).
 
     - layers: the FFN's linear maps (two, or three gated); `additivity_gap` is
@@ -199,8 +197,8 @@ def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> 
       row j of `row_by_row_positions` run alone (every row, or evenly spread ones at big
       sizes: see `ROWS_ALONE_WEIGHT_READS`).
     """
-    model = runner.build_model(req, cache)
-    x = runner.input_tokens(req)
+    model = build_model(req, cache)
+    x = input_tokens(req)
     t = x.shape[0]
     weights = model.weights()
 
@@ -243,14 +241,14 @@ def misconceptions(req: PerturbSpec, cache: WeightCache, settings: Settings) -> 
         stats = compare_outputs(base, ffn(nudged(x, req.position, nudge_vector(req))), req.position)
         alone = _rows_alone(t, sum(p.numel() for p in model.parameters()))
         row_by_row = max(max_abs_diff(ffn(x[j : j + 1])[0], base[j]) for j in alone)
-        ladder = sorted({1, t, settings.max_tokens})
+        ladder = sorted({1, t, limits.max_tokens})
         measured: list[int] = []
         for n in ladder:
             if n not in (1, t):  # those two were run above
                 ffn(x[torch.arange(n) % t])
             measured.append(sum(p.numel() for p in model.parameters()))
     return {
-        "config": runner.config_out(req, model.config),
+        "config": config_out(req, model.config),
         "layers": _linear_layers(model),
         "additivity_gap": additivity,
         "no_activation_gap": no_activation,

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from app.analysis.display import TOP_RMS, WINDOW, top_rms_columns, window_columns
-from app.config import Settings
+from app.lab.limits import Limits
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class Group:
 
 def summarise(
     groups: list[Group],
-    settings: Settings,
+    limits: Limits,
     display: str,
     starts: dict[str, int] | None = None,
 ) -> tuple[dict[str, np.ndarray[Any, Any] | None], dict[str, Any] | None]:
@@ -57,7 +57,7 @@ def summarise(
 
     Args:
         groups: the answer's [T, n] tensors, by column-sharing group.
-        settings: `display_max_values` (the answer's budget) and `display_keep_values`.
+        limits: `display_max_values` (the answer's budget) and `display_keep_values`.
         display: "auto" (a window of consecutive columns above the budget), "top_rms" (the
             most active columns above the budget) or "full" (never summarised).
         starts: first column of each group's window, by the group's `ranked_by` name
@@ -74,8 +74,8 @@ def summarise(
     summarised = display in ("auto", "top_rms")
     for group in sorted(groups, key=lambda g: -g.ranking.shape[1]):  # widest first
         rows, cols = group.ranking.shape
-        k = max(1, settings.display_keep_values // rows)
-        if not summarised or total <= settings.display_max_values or k >= cols:
+        k = max(1, limits.display_keep_values // rows)
+        if not summarised or total <= limits.display_max_values or k >= cols:
             arrays |= {n: None if t is None else t.numpy() for n, t in group.tensors.items()}
             continue
         present = {n: t for n, t in group.tensors.items() if t is not None}
@@ -104,8 +104,8 @@ def summarise(
         return arrays, None
     reduction = {
         "method": TOP_RMS if display == "top_rms" else WINDOW,
-        "max_values": settings.display_max_values,
-        "keep_values": settings.display_keep_values,
+        "max_values": limits.display_max_values,
+        "keep_values": limits.display_keep_values,
         "groups": cut,
     }
     return arrays, reduction

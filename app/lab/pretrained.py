@@ -17,12 +17,19 @@ import torch
 
 from app.analysis import compare_outputs, flop_count, param_counts, sparsity
 from app.analysis.tensor_names import tensor_names
-from app.config import Settings
-from app.lab import ffn as runner
 from app.lab.display import Group, summarise
 from app.lab.errors import InvalidValue, ModelUnavailable
-from app.lab.ffn import random_direction
-from app.lab.spec import ForwardSpec, PerturbSpec
+from app.lab.forward import (
+    change_fields,
+    config_out,
+    display_starts,
+    perturb_display,
+    perturbed_tensors,
+    random_direction,
+    with_room_for,
+)
+from app.lab.limits import Limits
+from app.lab.spec.specs import ForwardSpec, PerturbSpec
 from app.model.bert import LayerTrace
 from app.model.ffn import FFNTrace, PositionwiseFeedForward
 from app.model.pretrained import (
@@ -55,24 +62,24 @@ def load_model() -> Pretrained:
         raise ModelUnavailable(str(exc)) from None
 
 
-def encode_text(model: Pretrained, text: str, settings: Settings) -> Encoded:
+def encode_text(model: Pretrained, text: str, limits: Limits) -> Encoded:
     """Tokenise, refusing more than `max_tokens` tokens (`InvalidValue` on `text`)."""
     encoded = model.encode(text)
-    if len(encoded.tokens) > settings.max_tokens:
+    if len(encoded.tokens) > limits.max_tokens:
         raise InvalidValue(
             "text",
             f"text gives {len(encoded.tokens)} tokens (with [CLS] and [SEP]); the limit is "
-            f"{settings.max_tokens}",
+            f"{limits.max_tokens}",
             code="text_tokens",
             count=len(encoded.tokens),
-            limit=settings.max_tokens,
+            limit=limits.max_tokens,
         )
     return encoded
 
 
 def _config_out(req: ForwardSpec, ffn: PositionwiseFeedForward, tokens: int) -> dict[str, Any]:
     """The core's `config` block, with what the pretrained layer fixes (eval, no dropout)."""
-    return runner.config_out(req, ffn.config) | {
+    return config_out(req, ffn.config) | {
         "num_tokens": tokens,
         "input_seed": None,
         "mode": "eval",
@@ -88,17 +95,15 @@ def _trace(ffn: PositionwiseFeedForward, x: torch.Tensor) -> FFNTrace:
         return ffn.trace(x)
 
 
-def forward(req: ForwardSpec, settings: Settings) -> dict[str, Any]:
+def forward(req: ForwardSpec, limits: Limits) -> dict[str, Any]:
     """POST /api/forward with a model: the layer's FFN on the text's real hidden states."""
     model = load_model()
-    encoded = encode_text(model, req.text or "", settings)
+    encoded = encode_text(model, req.text or "", limits)
     layer = model.encoder.run_to(encoded.ids, req.layer)
     ffn = model.encoder.layer(req.layer).ffn
     trace = _trace(ffn, layer.ffn_input)
     threshold = (
-        req.sparsity_threshold
-        if req.sparsity_threshold is not None
-        else settings.sparsity_threshold
+        req.sparsity_threshold if req.sparsity_threshold is not None else limits.sparsity_threshold
     )
     stats = sparsity(trace.hidden, ffn.config.activation, threshold)
     weights = ffn.weights().named()
@@ -114,9 +119,9 @@ def forward(req: ForwardSpec, settings: Settings) -> dict[str, Any]:
             Group({"pre_activation": trace.pre_activation, "hidden": trace.hidden}, "hidden"),
             Group({"input": trace.input, "output": trace.output}, "output"),
         ],
-        runner.with_room_for(settings, stats.per_neuron.size + stats.per_token.size),
+        with_room_for(limits, stats.per_neuron.size + stats.per_token.size),
         req.display,
-        runner.display_starts(req),
+        display_starts(req),
     )
     return {
         "config": _config_out(req, ffn, t),
@@ -183,7 +188,7 @@ def _nudge(req: PerturbSpec, d_model: int) -> torch.Tensor:
     return random_direction(d_model, scale, req.direction_seed)  # as the core's nudge
 
 
-def perturb(req: PerturbSpec, settings: Settings) -> dict[str, Any]:
+def perturb(req: PerturbSpec, limits: Limits) -> dict[str, Any]:
     """POST /api/perturb with a model: change row `position`, compare the FFN and the layer.
 
     The same change is made to row `position` of two inputs: the FFN's input (LayerNorm
@@ -195,7 +200,7 @@ def perturb(req: PerturbSpec, settings: Settings) -> dict[str, Any]:
     of the same shape, so unchanged FFN rows compare bit for bit.
     """
     model = load_model()
-    encoded = encode_text(model, req.text or "", settings)
+    encoded = encode_text(model, req.text or "", limits)
     t = len(encoded.tokens)
     if req.position >= t:
         raise invalid(
@@ -230,17 +235,17 @@ def perturb(req: PerturbSpec, settings: Settings) -> dict[str, Any]:
         layer_before = block.trace(original.layer_input).layer_output
         layer_after = block.trace(layer_in).layer_output
     layer_stats = compare_outputs(layer_before, layer_after, req.position)
-    shown, reduction = runner.perturb_display(
-        original.ffn_input, ffn_in, before, after, stats, settings, req
+    shown, reduction = perturb_display(
+        original.ffn_input, ffn_in, before, after, stats, limits, req
     )
     return {
         "config": _config_out(req, block.ffn, t),
         "position": req.position,
-        **runner.perturbed_tensors(shown),
+        **perturbed_tensors(shown),
         "reduction": reduction,  # before the changes here (the FFN answer has it last)
-        **runner.change_fields(stats),
+        **change_fields(stats),
         "tokens": encoded.tokens,
         "tokens_perturbed": tokens_perturbed,
         "perturbation": kind,
-        **runner.change_fields(layer_stats, "layer_"),
+        **change_fields(layer_stats, "layer_"),
     }

@@ -32,7 +32,7 @@ import plotly.io as pio
 from plotly.io._base_renderers import MimetypeRenderer
 from plotly.offline import get_plotlyjs
 
-from app.lab.figure_parts import PLOT_CONFIG
+from app.lab.figures.parts import PLOT_CONFIG
 
 RENDERER = "ffn_lab"
 """The name `lab.notebook()` registers in `plotly.io.renderers`."""

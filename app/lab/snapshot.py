@@ -13,7 +13,7 @@ import plotly.io as pio
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 import app as app_package
-from app.lab.figures import PLOT_CONFIG, Messages, figures
+from app.lab.figures.panels import PLOT_CONFIG, Messages, figures
 from app.paths import TEMPLATES_DIR
 
 templates = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape())

@@ -2,7 +2,7 @@
 
 Each raises ValueError with a message that names the field, the value and the rule; the
 API's request models call them (Pydantic turns the error into a 422) and so does the notebook
-API (`app.lab.spec`), so both refuse the same values with the same words.
+API (`app.lab.spec.specs`), so both refuse the same values with the same words.
 """
 
 from __future__ import annotations
@@ -14,18 +14,20 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.config import get_settings
 from app.lab.errors import Refusal
+from app.lab.limits import Limits
 from app.model.ffn import FFNConfig, expected_shapes
 
 
-def as_float_array(value: Any, field: str, ndim: int) -> npt.NDArray[np.float32]:
+def as_float_array(
+    value: Any, field: str, ndim: int, max_abs: float = Limits.max_abs_value
+) -> npt.NDArray[np.float32]:
     """Convert a nested list of numbers to float32, raising ValueError that names the field.
 
     Rejects ragged rows, non-finite values and |values| above the `max_abs_value` limit
     (which also rules out numbers that overflow float32, such as 1e39).
     """
-    limit = get_settings().max_abs_value
+    limit = max_abs
     try:
         array = np.asarray(value, dtype=np.float64)
     except (ValueError, TypeError):
@@ -68,7 +70,7 @@ def as_float_array(value: Any, field: str, ndim: int) -> npt.NDArray[np.float32]
 _ALLOWED_CONTROL = frozenset("\t\n\r")
 
 
-def check_text(value: str, field: str = "text") -> str:
+def check_text(value: str, field: str = "text", max_chars: int = Limits.max_text_chars) -> str:
     """Validate text for the pretrained model before it is tokenised.
 
     Any Unicode letters, digits, punctuation and emoji are fine; rejected with a
@@ -76,7 +78,7 @@ def check_text(value: str, field: str = "text") -> str:
     more than `max_text_chars` characters, and control characters other than tab and
     newline (e.g. NUL, ESC).
     """
-    limit = get_settings().max_text_chars
+    limit = max_chars
     if not value.strip():
         raise Refusal(
             "text_empty", f"{field} is empty: type between 1 and {limit:,} characters", limit=limit
@@ -114,7 +116,10 @@ def check_max(field: str, value: int, limit: int) -> None:
 
 
 def check_weights(
-    given: Mapping[str, Any], config: FFNConfig, max_numbers: int
+    given: Mapping[str, Any],
+    config: FFNConfig,
+    max_numbers: int,
+    max_abs: float = Limits.max_abs_value,
 ) -> dict[str, npt.NDArray[np.float32]]:
     """The submitted weights (nested lists or arrays, by name; None = absent) as float32
     arrays in the paper's orientation, checked against the shapes `config` needs.
@@ -152,7 +157,7 @@ def check_weights(
             raise Refusal(
                 "weights_too_many", f"weights hold over {max_numbers:,} numbers", limit=max_numbers
             )
-        array = as_float_array(given[name], f"weights.{name}", ndim=len(shape))
+        array = as_float_array(given[name], f"weights.{name}", ndim=len(shape), max_abs=max_abs)
         if array.shape != shape:
             raise Refusal(
                 "weight_shape",

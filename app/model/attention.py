@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from app.model import parallel
 from app.model.ffn_weights import _linear_from, _linear_init
 from app.model.seeding import generator as stream_generator
 
@@ -114,10 +115,10 @@ class SelfAttention(nn.Module):
             weights = AttentionWeights.seeded(d_model, seed, bias=bias, stream=stream)
         elif tuple(weights.w_q.shape) != (d_model, d_model):
             raise ValueError(f"w_q has shape {list(weights.w_q.shape)}, expected {d_model}^2")
-        self.q = _linear_from(weights.w_q, weights.b_q)
-        self.k = _linear_from(weights.w_k, weights.b_k)
-        self.v = _linear_from(weights.w_v, weights.b_v)
-        self.o = _linear_from(weights.w_o, weights.b_o)
+        self.q = _linear_from(weights.w_q, weights.b_q, parallel.Linear)
+        self.k = _linear_from(weights.w_k, weights.b_k, parallel.Linear)
+        self.v = _linear_from(weights.w_v, weights.b_v, parallel.Linear)
+        self.o = _linear_from(weights.w_o, weights.b_o, parallel.Linear)
         self.requires_grad_(False)
 
     def _heads(self, x: Tensor) -> Tensor:

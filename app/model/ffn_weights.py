@@ -16,7 +16,6 @@ from dataclasses import dataclass, fields
 import torch
 from torch import Tensor, nn
 
-from app.model import parallel
 from app.model.activations import get_activation
 from app.model.seeding import generator as stream_generator
 
@@ -160,13 +159,16 @@ def _linear_init(fan_in: int, fan_out: int, generator: torch.Generator) -> tuple
     return weight.T, bias  # paper orientation, a view: no copy
 
 
-def _linear_from(weight: Tensor | None, bias: Tensor | None) -> nn.Linear:
-    """An `nn.Linear` around a paper-orientation weight [in, out], sharing its storage."""
+def _linear_from(
+    weight: Tensor | None, bias: Tensor | None, cls: type[nn.Linear] = nn.Linear
+) -> nn.Linear:
+    """An `nn.Linear` (or subclass `cls`) around a paper-orientation weight [in, out],
+    sharing its storage."""
     if weight is None:
         raise ValueError("weight is missing")
     fan_in, fan_out = weight.shape
     linear: nn.Linear = nn.utils.skip_init(  # type: ignore[no-untyped-call]
-        parallel.Linear, fan_in, fan_out, bias=bias is not None
+        cls, fan_in, fan_out, bias=bias is not None
     )
     linear.weight = nn.Parameter(weight.T, requires_grad=False)
     if bias is not None:

@@ -98,8 +98,9 @@ def laid_out(weight: Tensor) -> Tensor:
 
 
 class Linear(nn.Linear):
-    """`nn.Linear` whose forward is `kernel`: the FFN's maps, so that a call through the
-    module (hooks included) computes what the split path computes."""
+    """`nn.Linear` whose forward is `kernel` (the attention module's maps, so that their
+    big maps run on oneDNN too; the FFN's maps are plain `nn.Linear`s and the FFN's
+    executor, `app.model.fast_ffn`, calls `kernel` itself)."""
 
     def forward(self, input: Tensor) -> Tensor:
         return kernel(input, self.weight, self.bias)
@@ -164,12 +165,20 @@ def _submit(pool: ThreadPoolExecutor, fn: Callable[[], Tensor]) -> Future[Tensor
     return pool.submit(run)
 
 
-def linear(x: Tensor, layer: nn.Linear) -> Tensor:
-    """`layer(x)`, float32 [..., in] -> [..., out], its output features split over the pool
-    when the map is big (see the module docstring); otherwise `layer(x)` itself."""
-    if not _splits(x, layer):
+def _whole(x: Tensor, layer: nn.Linear) -> Tensor:
+    """`layer(x)` unsplit, on `kernel`; a layer with hooks is called as a module instead (its
+    hooks see the real call; its own forward then picks the kernel)."""
+    if layer._forward_hooks or layer._forward_pre_hooks:
         out: Tensor = layer(x)
         return out
+    return kernel(x, layer.weight, layer.bias)
+
+
+def linear(x: Tensor, layer: nn.Linear) -> Tensor:
+    """`layer(x)`, float32 [..., in] -> [..., out], on `kernel`, its output features split
+    over the pool when the map is big (see the module docstring)."""
+    if not _splits(x, layer):
+        return _whole(x, layer)
     weight, bias = layer.weight, layer.bias  # [out, in] (a view of [in, out] storage), [out]
     size = weight.shape[0]
     step = -(-size // _workers)
@@ -225,11 +234,11 @@ def matmul(a: Tensor, w: Tensor) -> Tensor:
 
 
 def linears(x: Tensor, first: nn.Linear, second: nn.Linear) -> tuple[Tensor, Tensor]:
-    """(`first(x)`, `second(x)`), run at once on two pool threads when both maps are big;
-    otherwise one after the other. Each map is computed whole, as `layer(x)` would."""
+    """(`first(x)`, `second(x)`) on `kernel`, run at once on two pool threads when both maps
+    are big; otherwise one after the other. Each map is computed whole."""
     if not (_splits(x, first) and _splits(x, second)):
-        return first(x), second(x)
+        return _whole(x, first), _whole(x, second)
     pool = _get_pool()
-    a = _submit(pool, lambda: first(x))
-    b = _submit(pool, lambda: second(x))
+    a = _submit(pool, lambda: _whole(x, first))
+    b = _submit(pool, lambda: _whole(x, second))
     return a.result(), b.result()

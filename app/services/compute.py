@@ -4,18 +4,19 @@ A request's cost is estimated from its configuration before anything is allocate
 (parameters of the FFN, FLOPs of one forward pass). Light requests (the page's usual
 sizes) and heavy ones (BERT/LLaMA-sized FFNs) wait for separate `anyio.CapacityLimiter`s,
 so a few heavy requests can never take every thread and starve the light ones. Each
-request gets `Settings.request_timeout_s`, queueing included; past it the client gets a
-503 JSON answer at once (never a hung connection) and the abandoned work stops at its next
-checkpoint (`checkpoint()` between the stages of a run).
+request gets `Settings.request_timeout_s`, queueing included; past it the caller gets a
+`NotRun("timed_out")` at once (the API answers 503: never a hung connection) and the
+abandoned work stops at its next checkpoint (`checkpoint()` between the stages of a run).
 
-Work nobody waits for is dropped before it starts (issue 11): when a request's turn in its
+Work nobody waits for is dropped before it starts: when a request's turn in its
 pool comes, it is not run if its client has disconnected, or if a newer request carrying
 the same supersede key has arrived since. The key is the optional request header
 `X-FFN-Lab-Supersede: <panel id>/<session>` (any string up to 200 characters): the page
 sends one per panel and session, so a slider step that supersedes the previous step's
 request of that panel cancels it while it is still queued, and stops it at its next
-`checkpoint()` if it is already running. A superseded request is answered 409 with
-`{"detail": ...}` (its client has usually gone already). Counters of what was started,
+`checkpoint()` if it is already running. A superseded request gets `NotRun("superseded")`
+(the API answers 409; its client has usually gone already). No HTTP here: the answers to
+`NotRun` are built in `app.api.compute`. Counters of what was started,
 finished and dropped are in `GET /api/health` (`compute`), for tests and operators.
 """
 
@@ -24,16 +25,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 from cachetools import LRUCache
-from fastapi import Request, Response
 
 from app.analysis import flop_count, param_counts
-from app.api.encoding import json_response
 from app.config import Settings
 from app.model.ffn import FFNConfig
 from app.services.checkpoint import Superseded, apply_torch_threads, checkpoint, running
@@ -41,15 +40,15 @@ from app.services.checkpoint import Superseded, apply_torch_threads, checkpoint,
 __all__ = [
     "ComputePools",
     "Cost",
+    "NotRun",
     "Superseded",
     "apply_torch_threads",
     "checkpoint",
     "estimate_cost",
-    "run_request",
-    "supersede_key",
 ]
 
 CostClass = Literal["light", "heavy"]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -73,26 +72,22 @@ def estimate_cost(config: FFNConfig, num_tokens: int, settings: Settings, passes
     return Cost(params=params, flops=flops, cost_class="heavy" if heavy else "light")
 
 
-def timeout_message(budget: float, cost: Cost) -> str:
-    """The 503 message: what took too long and the time budget (no setting names)."""
-    return (
-        f"the server is busy: this {cost.cost_class} request ({cost.params:,} parameters, "
-        f"{cost.flops:,} FLOPs) did not finish within its budget of {budget:g} s. "
-        "Try again in a moment, or use a smaller configuration."
-    )
+@dataclass(frozen=True)
+class NotRun:
+    """Why a request's work gave no answer.
 
+    Attributes:
+        reason: "superseded" (a newer request with the same key arrived), "disconnected"
+            (its client is gone) or "timed_out" (over the time budget, queueing included).
+        key: the supersede key of a superseded request.
+        budget: the time budget in seconds.
+        cost: the request's estimated cost.
+    """
 
-SUPERSEDE_HEADER = "x-ffn-lab-supersede"
-"""Request header: requests with equal values supersede each other, newest wins."""
-SUPERSEDE_MAX_CHARS = 200
-
-
-def superseded_message(key: str) -> str:
-    """The 409 message of a request that a newer one with the same key replaced."""
-    return (
-        f"superseded: a newer request with the same {SUPERSEDE_HEADER} ({key!r}) arrived, "
-        "so this one was not computed (or was stopped). Only the newest answer is sent."
-    )
+    reason: Literal["superseded", "disconnected", "timed_out"]
+    cost: Cost
+    budget: float
+    key: str | None = None
 
 
 class _Job:
@@ -168,19 +163,21 @@ class ComputePools:
 
     async def run(
         self,
-        work: Callable[[], Response],
+        work: Callable[[], T],
         cost: Cost,
         supersede_key: str | None = None,
         disconnected: Callable[[], Awaitable[bool]] | None = None,
-    ) -> Response:
-        """`work()` in the pool of `cost.cost_class` within the budget, else a 503 answer.
+    ) -> T | NotRun:
+        """`work()` in the pool of `cost.cost_class` within the budget, else
+        `NotRun("timed_out")`.
 
         When its turn comes, the work is not started if `disconnected()` says the client
-        is gone (answered 499, nginx's "client closed request", which nobody reads) or if
-        a newer request with the same `supersede_key` arrived (409)."""
+        is gone (`NotRun("disconnected")`) or if a newer request with the same
+        `supersede_key` arrived (`NotRun("superseded")`); a running one that a newer
+        request supersedes stops at its next `checkpoint()` (`NotRun("superseded")` too)."""
         job = _Job(self, supersede_key)
 
-        def in_thread() -> Response:
+        def in_thread() -> T:
             apply_torch_threads(self.torch_threads)
             with running(job):
                 return work()
@@ -191,10 +188,10 @@ class ComputePools:
                 async with limiter:
                     if job.stale():
                         self._count("dropped_superseded")
-                        return _superseded(job.key)
+                        return NotRun("superseded", cost, self.budget, job.key)
                     if disconnected is not None and await disconnected():
                         self._count("dropped_disconnected")
-                        return json_response({"detail": "client disconnected"}, 499)
+                        return NotRun("disconnected", cost, self.budget)
                     with self._lock:
                         self.counts["started"] += 1
                         self._running.append(job)
@@ -202,7 +199,7 @@ class ComputePools:
                         response = await anyio.to_thread.run_sync(in_thread, abandon_on_cancel=True)
                     except Superseded:
                         self._count("stopped_superseded")
-                        return _superseded(job.key)
+                        return NotRun("superseded", cost, self.budget, job.key)
                     finally:
                         with self._lock:
                             self._running.remove(job)
@@ -210,30 +207,4 @@ class ComputePools:
                     return response
         except TimeoutError:
             self._count("timed_out")
-            response = json_response({"detail": timeout_message(self.budget, cost)}, 503)
-            response.headers["retry-after"] = str(max(1, round(self.budget / 4)))
-            return response
-
-
-def _superseded(key: str | None) -> Response:
-    return json_response({"detail": superseded_message(key or "")}, 409)
-
-
-def supersede_key(headers: Any) -> str | None:
-    """The request's supersede key (header `X-FFN-Lab-Supersede`), or None; at most
-    `SUPERSEDE_MAX_CHARS` characters are used."""
-    value = headers.get(SUPERSEDE_HEADER)
-    if not value:
-        return None
-    return str(value)[:SUPERSEDE_MAX_CHARS]
-
-
-async def run_request(
-    request: Request, work: Callable[[], Response], cost: Cost, inline: bool = False
-) -> Response:
-    """Run one request's work: inline on the event loop when `inline` (tiny work), else in
-    the app's pools with the request's supersede key and disconnect check."""
-    if inline:
-        return work()
-    pools: ComputePools = request.app.state.compute_pools
-    return await pools.run(work, cost, supersede_key(request.headers), request.is_disconnected)
+            return NotRun("timed_out", cost, self.budget)

@@ -17,8 +17,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from app.api.middleware.answer_cache import CACHED_PATHS, AnswerCacheMiddleware
+from app.api.routes import forward as routes_forward
 from app.config import Settings
-from app.lab import ffn as runner
+from app.lab.forward import forward_answer
 from app.main import create_app
 from app.model.pretrained import is_available
 
@@ -53,15 +54,15 @@ def cached() -> Iterator[TestClient]:
 
 @pytest.fixture
 def forward_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """One item per computation of /api/forward's answer (app.lab.ffn.forward)."""
+    """One item per computation of /api/forward's answer (the route's `forward_answer`)."""
     calls: list[int] = []
-    real = runner.forward
+    real = forward_answer
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(runner, "forward", counted)
+    monkeypatch.setattr(routes_forward, "forward_answer", counted)
     return calls
 
 

@@ -13,8 +13,8 @@ import hashlib
 import pytest
 import torch
 
-from app.api.schemas.ffn import ForwardRequest
-from app.lab.ffn import input_tokens, random_direction
+from app.api.schemas.forward import ForwardRequest
+from app.lab.forward import input_tokens, random_direction
 from app.model import FFNConfig, FFNWeights, PositionwiseFeedForward
 from app.model.attention import AttentionWeights
 from app.model.seeding import stream_seed

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 from fastapi.testclient import TestClient
 
-from app.lab.figures import Messages, flow_panels
+from app.lab.figures.panels import Messages, flow_panels
 
 ROOT = Path(__file__).resolve().parents[2]
 BODY = {

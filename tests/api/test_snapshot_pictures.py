@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from app.lab.figure_parts import robust_zmax, signed_ticks
+from app.lab.figures.parts import robust_zmax, signed_ticks
 from app.model.pretrained import is_available
 
 BODY = {"d_model": 5, "d_ff": 13, "activation": "relu", "num_tokens": 4, "position": 1}

@@ -26,6 +26,16 @@ CHROMIUM_ARGS = [
 ]
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
+BROWSER_TESTS = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test in tests/browser/ is marked `browser`, by its folder (a new file there
+    needs no mark of its own to be left out by `-m "not browser"`)."""
+    for item in items:
+        if BROWSER_TESTS in item.path.parents:
+            item.add_marker(pytest.mark.browser)
 
 
 def _require_chromium() -> None:
@@ -110,6 +120,34 @@ def settled(pg, timeout: float = 30_000) -> None:  # type: ignore[no-untyped-def
     pg.wait_for_function(
         "() => !document.querySelector('section[aria-busy=\"true\"]')", timeout=timeout
     )
+
+
+LAYOUT_STABLE_JS = """() => new Promise((resolve) => {
+  const snap = () => JSON.stringify([
+    document.scrollingElement.scrollHeight, document.scrollingElement.scrollWidth,
+    [...document.querySelectorAll('.js-plotly-plot')].map((p) => {
+      const b = p.getBoundingClientRect();
+      return [b.left, b.top, b.width, b.height, p.querySelectorAll('.main-svg *').length];
+    }),
+  ]);
+  let last = null;
+  const step = () => {
+    const now = snap();
+    if (now === last) { resolve(true); return; }
+    last = now;
+    requestAnimationFrame(() => requestAnimationFrame(step));
+  };
+  requestAnimationFrame(step);
+})"""
+
+
+def layout_stable(pg) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the page has stopped moving: no view waits for an answer and the document
+    size and every plot's box and drawn elements are the same across two frames (a plot
+    redrawn or resized after its answer, e.g. by Plotly's responsive resize, is waited for).
+    For screenshots and measurements of the drawn page."""
+    settled(pg)
+    pg.evaluate(LAYOUT_STABLE_JS)
 
 
 def show(pg, selector: str, timeout: float = 30_000) -> None:  # type: ignore[no-untyped-def]

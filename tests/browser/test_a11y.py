@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser.classroom import AXE, wait_answers
-from tests.browser.conftest import PageRecorder, show
+from tests.browser.conftest import PageRecorder, layout_stable, show
 
 pytestmark = pytest.mark.browser
 
@@ -42,7 +42,7 @@ def test_axe_finds_no_serious_or_critical_violation(axe_page, server_url, query)
     page = axe_page
     page.goto(f"{server_url}{query}")
     wait_answers(page)
-    page.wait_for_timeout(300)
+    layout_stable(page)
     page.add_script_tag(path=str(AXE))
     result = page.evaluate(
         "async () => { const r = await axe.run(document, {resultTypes: ['violations']});"

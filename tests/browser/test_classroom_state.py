@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.browser.classroom import DOCS, OVER_LIMIT, OVER_LIMIT_PARAMS, catalog, fill, wait_answers
-from tests.browser.conftest import wait_rendered
+from tests.browser.conftest import layout_stable, settled, wait_rendered
 
 pytestmark = pytest.mark.browser
 
@@ -47,7 +47,14 @@ def test_copied_link_reproduces_the_exact_view(page, server_url, browser):  # ty
     page.locator("#seed").press("Enter")
     page.locator("#panel").select_option("sparsity")
     page.locator('#plot-hidden[data-cols="128"]').wait_for()
-    page.wait_for_timeout(800)  # the last of the debounced requests has been answered
+    # the debounced changes have all reached the URL, and their last request is answered
+    page.wait_for_function(
+        """(want) => { const q = new URLSearchParams(location.search);
+          return Object.entries(want).every(([k, v]) => q.get(k) === v); }""",
+        arg={"d_ff": "128", "activation": "gelu", "position": "5", "mode": "train",
+             "seed": "7", "panel": "sparsity"},
+    )  # fmt: skip
+    settled(page)
     page.locator('#status[data-kind="ready"]').wait_for()
     page.locator("#copy-link").click()
     link = page.locator("#share-text").input_value()
@@ -64,7 +71,7 @@ def test_copied_link_reproduces_the_exact_view(page, server_url, browser):  # ty
         second.goto(link)
         wait_rendered(second)
         second.locator('#plot-hidden[data-cols="128"]').wait_for()
-        second.wait_for_timeout(500)
+        layout_stable(second)
         assert _view(second) == before
         assert before["lang"] == "zh-CN"
         assert second.url == link
@@ -125,7 +132,7 @@ def test_embed_fits_16_9_without_scrolling(browser, server_url, width, height): 
         for panel in ["", "sparsity", "perturb", "readout"]:
             page.goto(f"{server_url}/?embed=1&panel={panel}&activation=swiglu&hide=seed,input_seed")
             wait_answers(page)
-            page.wait_for_timeout(300)
+            layout_stable(page)
             size = page.evaluate(
                 "() => [document.scrollingElement.scrollHeight, innerHeight,"
                 " document.scrollingElement.scrollWidth, innerWidth]"
@@ -145,14 +152,14 @@ def test_embed_fits_16_9_without_scrolling(browser, server_url, width, height): 
         page.goto(f"{server_url}/?embed=1&lesson=1&step=5")
         page.locator('#lesson[data-step="position"]').wait_for()
         wait_answers(page)
-        page.wait_for_timeout(300)
+        layout_stable(page)
         size = page.evaluate("() => [document.scrollingElement.scrollHeight, innerHeight]")
         assert size[0] <= size[1], ("lesson", size)
         assert page.locator("#lesson-next").is_visible()
         if (width, height) == (1280, 720):
             page.goto(f"{server_url}/?embed=1&panel=perturb&position=2&scale=2")
             wait_answers(page)
-            page.wait_for_timeout(300)
+            layout_stable(page)
             DOCS.mkdir(exist_ok=True)
             page.screenshot(path=str(DOCS / "screenshot-embed.png"))
     finally:
@@ -198,7 +205,7 @@ def test_language_follows_the_browser_then_switches(browser, server_url):  # typ
         assert page.locator("#lesson-start").inner_text() == zh["lesson.start"]
         title = page.locator("#plot-hidden").evaluate("el => el.layout.title.text")
         assert title == zh["flow.hidden"]
-        page.wait_for_timeout(300)
+        layout_stable(page)
         DOCS.mkdir(exist_ok=True)
         page.screenshot(path=str(DOCS / "screenshot-zh.png"))
         page.locator("#lang").select_option("en")
@@ -207,7 +214,7 @@ def test_language_follows_the_browser_then_switches(browser, server_url):  # typ
         assert page.locator("#copy-link").inner_text() == en["share.copy_link"]
         title = page.locator("#plot-hidden").evaluate("el => el.layout.title.text")
         assert title == en["flow.hidden"]
-        page.wait_for_timeout(300)
+        layout_stable(page)
         page.screenshot(path=str(DOCS / "screenshot-normal.png"))
     finally:
         context.close()

@@ -100,25 +100,26 @@ def test_cancel_stops_the_servers_work(page, server_url):  # type: ignore[no-unt
     wait_rendered(page)
     page.locator("#train-start").click()
     # cancel as soon as the server runs both streams (the page's drawing lags the stream)
-    for _ in range(600):
-        now = httpx.get(f"{server_url}/api/train/status").json()
-        if now["running"] == 2 and now["steps_run"] > before["steps_run"]:
-            break
-        page.wait_for_timeout(10)
+    page.wait_for_function(
+        """async (before) => { const s = await (await fetch('/api/train/status')).json();
+          return s.running === 2 && s.steps_run > before; }""",
+        arg=before["steps_run"],
+        polling=10,
+        timeout=60_000,
+    )
     # the click event itself: a real click is dispatched at once, while Playwright's
     # click() first waits for the button to be stable over frames that the drawing
     # stretches to ~1 s under load (long enough for the server to finish both runs)
     page.locator("#train-cancel").dispatch_event("click")
     page.locator('#train[data-train-state="cancelled"]').wait_for(state="attached")
-    status = before
-    for _ in range(600):  # poll the server's state until both streams have ended
-        status = httpx.get(f"{server_url}/api/train/status").json()
-        ended = (
-            status["cancelled"] + status["completed"] - before["cancelled"] - before["completed"]
-        )
-        if status["running"] == 0 and ended >= 2:
-            break
-        page.wait_for_timeout(100)
+    page.wait_for_function(  # the server's state: both streams have ended
+        """async (before) => { const s = await (await fetch('/api/train/status')).json();
+          return s.running === 0 && s.cancelled + s.completed - before >= 2; }""",
+        arg=before["cancelled"] + before["completed"],
+        polling=100,
+        timeout=60_000,
+    )
+    status = httpx.get(f"{server_url}/api/train/status").json()
     assert status["running"] == 0
     # both streams ended; the longer one (with the FFN) was cut short by the cancel (the
     # smaller no-FFN model may already have finished its steps on a fast machine)

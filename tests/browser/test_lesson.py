@@ -13,6 +13,7 @@ from itertools import pairwise
 import pytest
 
 from tests.browser.classroom import DOCS, catalog, fill, wait_answers
+from tests.browser.conftest import layout_stable
 
 pytestmark = pytest.mark.browser
 STEP_IDS = [
@@ -241,7 +242,7 @@ def test_lesson_runs_start_to_end_by_keyboard(page, server_url, lang):  # type: 
             page.locator("#perturb-max-other[data-value='0']").wait_for()
             assert page.locator("#position").input_value() == "2"
             if lang == "en":  # the README's picture of the lesson
-                page.wait_for_timeout(400)
+                layout_stable(page)
                 DOCS.mkdir(exist_ok=True)
                 page.screenshot(path=str(DOCS / "screenshot-lesson.png"))
         if step_id in CHECKS:

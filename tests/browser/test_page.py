@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from playwright.sync_api import expect
 
 from tests.browser.classroom import DOCS
-from tests.browser.conftest import ARTIFACTS, wait_rendered
+from tests.browser.conftest import ARTIFACTS, layout_stable, settled, wait_rendered
 
 pytestmark = pytest.mark.browser
 
@@ -37,7 +38,8 @@ def test_d_ff_slider_changes_hidden_width_and_perturbation_is_exact(page, server
     page.locator('#delta-norms li[data-position="2"]').wait_for()
     page.locator("#perturb-max-other[data-value='0']").wait_for(timeout=15_000)
     items = page.locator("#delta-norms li")
-    page.wait_for_timeout(300)
+    expect(items).to_have_count(6)
+    settled(page)
     norms = {
         int(items.nth(i).get_attribute("data-position") or -1): float(
             items.nth(i).get_attribute("data-value") or "nan"
@@ -66,7 +68,7 @@ def test_readme_screenshot(page, server_url):  # type: ignore[no-untyped-def]
     """Makes screenshot.png, the picture in README, from the real page (see DOCS)."""
     page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6&position=2&scale=2")
     wait_rendered(page)
-    page.wait_for_timeout(300)
+    layout_stable(page)
     DOCS.mkdir(exist_ok=True)
     page.screenshot(path=str(DOCS / "screenshot.png"), full_page=True)
     assert (DOCS / "screenshot.png").stat().st_size > 10_000

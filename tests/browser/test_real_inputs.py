@@ -8,7 +8,7 @@ import os
 import pytest
 
 from app.model.pretrained import is_available
-from tests.browser.conftest import ARTIFACTS, show, wait_rendered
+from tests.browser.conftest import ARTIFACTS, settled, show, wait_rendered
 
 pytestmark = pytest.mark.browser
 
@@ -112,7 +112,7 @@ def test_bad_pasted_data_names_the_place_and_keeps_the_page(page, server_url, te
     page.locator("#own-data").fill(text)
     page.locator("#own-apply").click()
     page.locator("#own-error", has_text=phrase).wait_for()
-    page.wait_for_timeout(200)
+    settled(page)  # anything the refused data started has finished
     assert page.locator("#plot-hidden").get_attribute("data-rows") == "5"
     assert page.locator("#own-data").input_value() == text
 

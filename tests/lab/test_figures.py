@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from app import lab
-from app.lab.figures import DIVERGING
+from app.lab.figures.panels import DIVERGING
 
 
 def _heatmaps(fig: go.Figure) -> list[go.Heatmap]:

@@ -1,8 +1,8 @@
 """`from app import lab` loads no web framework: the experiments layer knows nothing of HTTP.
 
-The AST test in test_lab_api.py reads app/lab's own imports; this one runs the import in a
-fresh interpreter and looks at every module loaded, so an indirect import (app/lab ->
-app/services -> FastAPI) fails too.
+The import contracts (`lint-imports`, [tool.importlinter] in pyproject.toml) check the
+project's own imports; this runs the import in a fresh interpreter and looks at every module
+loaded, so a third-party package that pulls in Starlette fails too.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ import pytest
 import torch
 from torch import Tensor, nn
 
-from app.lab.stack import StackError, build_stack, run_stack
+from app.lab.stack.run import build_stack, run_stack
 from app.model.ffn import FFNConfig
+from app.model.stack import StackError
 
 CONFIG = FFNConfig(8, 32, "relu")
 

@@ -1,4 +1,4 @@
-"""app.lab.train without HTTP: learning, the no-FFN contrast, dead units from NumPy, stopping."""
+"""app.lab.learning.train without HTTP: learning, the no-FFN contrast, dead units, stopping."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from app.lab.capacity import capacity_sweep
-from app.lab.memory import TrainConfig, TrainError, memory_task
-from app.lab.train import Final, Progress, run_to_end, train
+from app.lab.learning.capacity import capacity_sweep
+from app.lab.learning.memory import TrainConfig, TrainError, memory_task
+from app.lab.learning.train import Final, Progress, run_to_end, train
 from app.model.seeding import generator
 
 S = TrainConfig(d_model=16, d_ff=64, num_pairs=64, num_classes=4, steps=150, lr=0.03, log_every=10)

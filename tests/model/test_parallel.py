@@ -1,4 +1,5 @@
-"""Big maps split over threads (`app.model.parallel`) give the unsplit numbers, bit for bit."""
+"""Big maps split over threads (`app.model.parallel`, the maps of the "fast" executor) give
+the unsplit numbers, bit for bit."""
 
 from __future__ import annotations
 
@@ -9,21 +10,25 @@ import pytest
 import torch
 
 from app.model import FFNConfig, PositionwiseFeedForward, parallel
+from app.model import ffn as ffn_module
+from app.model.fast_ffn import fast_trace, install
 
 
 @pytest.fixture
 def restore_workers() -> Iterator[None]:
     before, threads = parallel.workers(), torch.get_num_threads()
+    executor = ffn_module.executor()
     torch.set_num_threads(1)  # splits happen only in a thread with one torch thread
     yield
     parallel.set_workers(before)
     torch.set_num_threads(threads)
+    ffn_module.use_executor(executor)
 
 
 def trace_with(workers: int, model: PositionwiseFeedForward, x: torch.Tensor) -> list[torch.Tensor]:
     parallel.set_workers(workers)
     with torch.inference_mode():
-        trace = model.trace(x)
+        trace = fast_trace(model, x)
     return [
         t for t in (trace.pre_activation, trace.up, trace.hidden, trace.output) if t is not None
     ]
@@ -74,6 +79,7 @@ def test_big_maps_run_on_the_pool_and_small_ones_in_the_caller(
         assert torch.equal(parallel.linear(x, big), whole)
         assert len(threads) == 2 and all(t.startswith("ffn-matmul") for t in threads)
         threads.clear()
+        monkeypatch.setattr(parallel, "kernel", real)
         real_linear = parallel.F.linear
 
         def spy_linear(*args: torch.Tensor) -> torch.Tensor:
@@ -136,14 +142,14 @@ def test_the_misconceptions_checks_give_the_same_numbers_split_or_not(
 ) -> None:
     from app.config import Settings
     from app.lab.contrast import misconceptions
-    from app.lab.spec import PerturbSpec
+    from app.lab.spec.specs import PerturbSpec
     from app.services.weight_cache import WeightCache
 
     spec = PerturbSpec(d_model=1024, d_ff=4096, activation="swiglu", bias=True, num_tokens=3)
     cache, settings = WeightCache(10**9), Settings()
     answers = []
     for workers in (1, 2):
-        parallel.set_workers(workers)
+        install(workers)
         answers.append(misconceptions(spec, cache, settings))
     one, two = answers
     for key in ("additivity_gap", "no_activation_gap", "no_activation_bilinear_gap"):
@@ -155,7 +161,7 @@ def test_the_misconceptions_checks_give_the_same_numbers_split_or_not(
 def test_big_maps_run_on_onednn_and_match_numpy(
     restore_workers: None, monkeypatch: pytest.MonkeyPatch, activation: str
 ) -> None:
-    """The FFN's big maps go through oneDNN's linear (`parallel.kernel`) on the seeded
+    """The fast executor runs big maps on oneDNN's linear (`parallel.kernel`) on the seeded
     weights as they are, and give the float64 NumPy reference's numbers to float32 precision;
     submitted weights in another layout take F.linear and give the same numbers."""
     import numpy as np
@@ -177,7 +183,7 @@ def test_big_maps_run_on_onednn_and_match_numpy(
     x = torch.randn(3, 1024, generator=torch.Generator().manual_seed(2))
     parallel.set_workers(2)
     with torch.inference_mode():
-        trace = model.trace(x)
+        trace = fast_trace(model, x)
     # gated: gate and up whole, one thread each; else W1 in two blocks; W2 in two blocks
     assert len(calls) == 4
     w = model.weights()
@@ -198,6 +204,6 @@ def test_big_maps_run_on_onednn_and_match_numpy(
         w_gate=None if w.w_gate is None else w.w_gate.contiguous(), b_gate=w.b_gate,
     )  # fmt: skip
     with torch.inference_mode():
-        other = PositionwiseFeedForward(config, paper).trace(x)
+        other = fast_trace(PositionwiseFeedForward(config, paper), x)
     assert calls == []
     torch.testing.assert_close(other.output, trace.output, rtol=1e-5, atol=1e-5)

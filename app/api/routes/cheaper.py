@@ -1,15 +1,16 @@
-"""POST /api/cheaper: a thin wrapper of `app.lab.cheaper_answer`."""
+"""POST /api/cheaper: a thin wrapper of `app.lab.cheaper.answer`."""
 
 from __future__ import annotations
 
 import torch
 from fastapi import APIRouter, Request, Response
 
+from app.api.compute import run_in_pools
 from app.api.finite import finite_response
 from app.api.json_body import FastJsonRoute
 from app.api.schemas.cheaper import CheaperRequest, CheaperResponse
 from app.config import get_settings
-from app.lab.cheaper_answer import cheaper_answer
+from app.lab.cheaper.answer import cheaper_answer
 from app.services.compute import ComputePools, estimate_cost
 from app.services.weight_cache import WeightCache
 
@@ -36,4 +37,4 @@ async def post_cheaper(req: CheaperRequest, request: Request) -> Response:
         finally:
             torch.set_num_threads(before)
 
-    return await pools.run(work, cost)
+    return await run_in_pools(pools, work, cost)

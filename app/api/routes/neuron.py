@@ -6,7 +6,7 @@ from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
 from app.analysis.neuron import nearest_tokens, top_tokens
-from app.api.deps import SettingsDep
+from app.api.deps import SettingsDep, lab_limits
 from app.api.json_body import FastJsonRoute
 from app.api.schemas.pretrained import NearTokenOut, NeuronRequest, NeuronResponse, TopTokenOut
 from app.lab.pretrained import encode_text, invalid, load_model
@@ -44,7 +44,7 @@ def _neuron(req: NeuronRequest, settings: SettingsDep) -> NeuronResponse:
                 "text",
                 f"text must have 1 to {settings.max_text_chars} characters",
             )
-        encoded = encode_text(model, req.text, settings)
+        encoded = encode_text(model, req.text, lab_limits(settings))
         trace = model.encoder.run_to(encoded.ids, req.layer)
         hidden = ffn.trace(trace.ffn_input).hidden  # (T, d_ff)
         tokens = encoded.tokens

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from app.api.deps import SettingsDep
+from app.api.deps import SettingsDep, lab_limits
 from app.api.json_body import FastJsonRoute
 from app.api.schemas.pretrained import ModelOut, TokenizeRequest, TokenizeResponse
 from app.lab.pretrained import encode_text, invalid, load_model
@@ -43,7 +43,7 @@ def post_tokenize(req: TokenizeRequest, settings: SettingsDep) -> TokenizeRespon
             count=len(req.text),
             limit=settings.max_text_chars,
         )
-    encoded = encode_text(load_model(), req.text, settings)
+    encoded = encode_text(load_model(), req.text, lab_limits(settings))
     return TokenizeResponse(
         tokens=encoded.tokens, token_ids=[int(i) for i in encoded.ids], special=encoded.special
     )

@@ -33,6 +33,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
 from fastapi.templating import Jinja2Templates
 
+from app.api.deps import lab_limits
 from app.api.encoding import json_response
 from app.api.routes.pages import PANEL_SECTIONS, PANELS, boot_data
 from app.api.schemas.sessions import (
@@ -315,7 +316,9 @@ async def post_reveal(
         question = Question.from_dict(await sessions.question(code, question_id))
     cache = request.app.state.weight_cache
     try:
-        answer = await asyncio.to_thread(answer_question, question, cache, get_settings())
+        answer = await asyncio.to_thread(
+            answer_question, question, cache, lab_limits(get_settings())
+        )
     except ValueError as exc:
         raise RequestValidationError(
             [{"loc": ("body", "state"), "msg": str(exc), "type": "value_error"}]

@@ -7,13 +7,15 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 
+from app.api.compute import run_request
+from app.api.deps import lab_limits
 from app.api.json_body import FastJsonRoute
-from app.api.schemas.ffn import SnapshotRequest
+from app.api.schemas.forward import SnapshotRequest
 from app.config import get_settings
-from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
+from app.lab.forward import forward_answer, perturb_answer
 from app.lab.snapshot import render_snapshot
-from app.services.compute import Cost, estimate_cost, run_request
+from app.services.compute import Cost, estimate_cost
 from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["export"], route_class=FastJsonRoute)
@@ -44,11 +46,11 @@ async def post_snapshot(req: SnapshotRequest, request: Request) -> Response:
 
     def work() -> Response:
         if spec.model is not None:
-            forward = runner_pretrained.forward(spec, settings)
-            perturb = runner_pretrained.perturb(spec, settings)
+            forward = runner_pretrained.forward(spec, lab_limits(settings))
+            perturb = runner_pretrained.perturb(spec, lab_limits(settings))
         else:
-            forward = runner.forward(spec, cache, settings)
-            perturb = runner.perturb(spec, cache, settings)
+            forward = forward_answer(spec, cache, lab_limits(settings))
+            perturb = perturb_answer(spec, cache, lab_limits(settings))
         html = render_snapshot(forward, perturb, req.lang)
         name = f"{run_name(forward['config'])}_snapshot.html"
         disposition = {"Content-Disposition": f'attachment; filename="{name}"'}

@@ -1,4 +1,4 @@
-"""POST /api/stack: a thin wrapper of `app.lab.stack_answer` (validated request in, JSON out)."""
+"""POST /api/stack: a thin wrapper of `app.lab.stack.answer` (validated request in, JSON out)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,14 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from app.api.compute import run_in_pools
+from app.api.deps import lab_limits
 from app.api.finite import finite_response
 from app.api.json_body import FastJsonRoute
 from app.api.schemas.responses import ErrorOut
 from app.api.schemas.stack import StackRequest, StackResponse
 from app.config import get_settings
-from app.lab.stack_answer import stack_answer
+from app.lab.stack.answer import stack_answer
 from app.services.compute import ComputePools, Cost, checkpoint
 
 router = APIRouter(prefix="/api", tags=["depth"], route_class=FastJsonRoute)
@@ -38,8 +40,8 @@ async def post_stack(req: StackRequest, request: Request) -> Response:
     cost = Cost(params=params, flops=flops, cost_class="heavy" if heavy else "light")
 
     def work() -> Response:
-        content = stack_answer(spec, settings)
+        content = stack_answer(spec, lab_limits(settings))
         checkpoint()
-        return finite_response(content, spec, lambda s: stack_answer(s, settings))
+        return finite_response(content, spec, lambda s: stack_answer(s, lab_limits(settings)))
 
-    return await pools.run(work, cost)
+    return await run_in_pools(pools, work, cost)

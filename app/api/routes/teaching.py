@@ -14,10 +14,12 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from app.api.compute import run_request
+from app.api.deps import lab_limits
 from app.api.encoding import json_response
 from app.api.finite import finite_response
 from app.api.json_body import FastJsonRoute
-from app.api.schemas.ffn import ForwardRequest
+from app.api.schemas.forward import ForwardRequest
 from app.api.schemas.teaching import (
     AttentionVsFFNRequest,
     AttentionVsFFNResponse,
@@ -34,30 +36,32 @@ from app.api.schemas.teaching import (
     VariantsRequest,
     VariantsResponse,
 )
-from app.config import Settings, get_settings
+from app.config import get_settings
 from app.lab import block as runner_block
 from app.lab import contrast as runner_contrast
-from app.services.compute import checkpoint, estimate_cost, run_request
+from app.lab.limits import Limits
+from app.services.compute import checkpoint, estimate_cost
 from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["teaching"], route_class=FastJsonRoute)
 
-Work = Callable[[Any, WeightCache, Settings], dict[str, Any]]
+Work = Callable[[Any, WeightCache, Limits], dict[str, Any]]
 
 
 async def _run(request: Request, req: ForwardRequest, passes: int, work: Work) -> Response:
-    """`work(spec, cache, settings)` encoded as JSON (finite numbers only, else a 422 that
+    """`work(spec, cache, limits)` encoded as JSON (finite numbers only, else a 422 that
     names the input scale that fits: `app.api.finite`), inline or in a pool by its cost
     (`passes` forward passes of the request's FFN: the runner's own count)."""
     settings = get_settings()
     cache: WeightCache = request.app.state.weight_cache
     cost = estimate_cost(req.ffn_config(), req.token_count, settings, passes)
     spec = req.spec()
+    limits = lab_limits(settings)
 
     def compute() -> Response:
-        content = work(spec, cache, settings)
+        content = work(spec, cache, limits)
         checkpoint()
-        return finite_response(content, spec, lambda smaller: work(smaller, cache, settings))
+        return finite_response(content, spec, lambda smaller: work(smaller, cache, limits))
 
     inline = cost.flops <= settings.inline_max_flops and cost.cost_class == "light"
     return await run_request(request, compute, cost, inline)
@@ -88,7 +92,7 @@ async def post_variants(req: VariantsRequest, request: Request) -> Response:
 async def post_budget(req: BudgetRequest) -> Response:
     """Parameters and FLOPs of the FFN against self-attention, for this T and over T
     (formulas only: answered on the event loop)."""
-    return json_response(runner_block.budget(req.spec(), get_settings()))
+    return json_response(runner_block.budget(req.spec(), lab_limits(get_settings())))
 
 
 @router.post("/conv1d-check", response_model=Conv1dResponse)

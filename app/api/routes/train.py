@@ -1,6 +1,6 @@
 """POST /api/train and /api/train/capacity: training streamed as NDJSON; GET /api/train/status.
 
-The training itself is `app.lab.train` (a generator). Here: each chunk of steps (one
+The training itself is `app.lab.learning.train` (a generator). Here: each chunk of steps (one
 progress line) runs in a worker thread, so the event loop never blocks; between chunks the
 stream checks whether the client is still there. Closing the connection stops the work
 before the next chunk (Starlette also cancels a stream whose client went away, and the
@@ -31,9 +31,9 @@ from app.api.middleware.errors import INTERNAL_ERROR
 from app.api.schemas.responses import ErrorOut
 from app.api.schemas.train import CapacityRequest, TrainRequest
 from app.config import get_settings
-from app.lab.capacity import CapacityPoint, capacity_sweep
-from app.lab.memory import TrainConfig
-from app.lab.train import Final, Progress, train
+from app.lab.learning.capacity import CapacityPoint, capacity_sweep
+from app.lab.learning.memory import TrainConfig
+from app.lab.learning.train import Final, Progress, train
 from app.services import shutdown
 
 router = APIRouter(prefix="/api", tags=["learning"], route_class=FastJsonRoute)

@@ -59,7 +59,7 @@ async def post_upload(
     store = upload_store()
     key = UploadStore.key(data)
     layer = store.get(key)
-    if layer is None:
+    if not isinstance(layer, LayerFile):
         bounds = FileBounds(
             max_tensor_bytes=settings.upload_max_bytes,
             max_d_model=settings.max_d_model,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field, model_validator
 
-from app.api.schemas.ffn import Matrix, Vector
+from app.api.schemas.forward import Matrix, Vector
 from app.api.schemas.responses import ConfigOut
 from app.api.schemas.teaching import SeededForwardRequest
 from app.config import get_settings
-from app.lab.cheaper_answer import MAX_NUM_FFNS, CheaperSpec, check_cheaper
-from app.lab.spec import to_spec
+from app.lab.cheaper.answer import MAX_NUM_FFNS, CheaperSpec, check_cheaper
+from app.lab.spec.specs import to_spec
 
 
 class CheaperRequest(SeededForwardRequest):

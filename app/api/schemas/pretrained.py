@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.api.schemas.ffn import Vector
+from app.api.schemas.forward import Vector
 
 
 class ModelOut(BaseModel):

@@ -2,7 +2,7 @@
 
 `StackRequest` extends the core's `ForwardRequest` (so every size, token and weight check
 applies) with the stack's shape and an optional nudge named as /api/perturb names it.
-Limits come from `app.config.Settings`; the body's checks are `app.lab.stack_answer.check_stack`
+Limits come from `app.config.Settings`; the body's checks are `app.lab.stack.answer.check_stack`
 (the ones `lab.stack(...)` runs), messages naming the field, the value and what is allowed.
 """
 
@@ -14,11 +14,12 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from app.api.schemas.ffn import ForwardRequest, Vector
+from app.api.deps import lab_limits
+from app.api.schemas.forward import ForwardRequest, Vector
 from app.api.schemas.responses import ConfigOut, SparsityOut
 from app.config import get_settings
-from app.lab.spec import SEED_MAX, to_spec
-from app.lab.stack_answer import MAX_LAYERS, StackSpec, check_stack
+from app.lab.spec.specs import SEED_MAX, to_spec
+from app.lab.stack.answer import MAX_LAYERS, StackSpec, check_stack
 
 
 class StackRequest(ForwardRequest):
@@ -87,7 +88,9 @@ class StackRequest(ForwardRequest):
 
     @model_validator(mode="after")
     def _check_stack(self) -> StackRequest:
-        self._delta = check_stack(self.spec(), self.delta, self.weights is not None, get_settings())
+        self._delta = check_stack(
+            self.spec(), self.delta, self.weights is not None, lab_limits(get_settings())
+        )
         return self
 
     def spec(self) -> StackSpec:

@@ -13,10 +13,10 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from app.api.schemas.ffn import ForwardRequest, Matrix, PerturbRequest, Vector, _check_max
+from app.api.schemas.forward import ForwardRequest, Matrix, PerturbRequest, Vector, _check_max
 from app.api.schemas.responses import ConfigOut, FlopsOut, ReductionOut, SparsityOut
 from app.config import get_settings
-from app.lab.spec import (
+from app.lab.spec.specs import (
     SEED_MAX,
     AttentionVsFFNSpec,
     BlockSpec,

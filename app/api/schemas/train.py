@@ -12,8 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from app.api.schemas.values import known_activation
 from app.config import get_settings
-from app.lab.memory import TrainConfig, model_params, training_flops
-from app.lab.spec import SEED_MAX
+from app.lab.learning.memory import TrainConfig, model_params, training_flops
+from app.lab.spec.specs import SEED_MAX
 from app.model.activations import ACTIVATIONS
 
 

@@ -5,7 +5,7 @@ URL's keys: d_model, d_ff, activation, bias, tokens, seed, input_seed, position,
 preset); students pick a choice; at the reveal the real FFN answers:
 
     q = build_question("parameter_count", state)       # prompt + choices, JSON-ready
-    a = answer_question(q, cache, settings)             # runs app.lab.ffn / app.analysis
+    a = answer_question(q, cache, limits)               # runs app.lab.forward / app.analysis
 
 Choices and prompts are catalog keys with parameters (static/i18n/<lang>/session.json), so
 every screen shows them in its own language.

@@ -1,9 +1,10 @@
 """The FFN answers a question: run at reveal time on the question's page state.
 
-`rows_changed` nudges token k and compares the outputs row by row (app.lab.ffn.perturb, two
-separate forward passes); `zero_fraction`, `gelu_zeros` and `shape_of` read one forward pass
-(app.lab.ffn.forward, every column kept); the parameter questions count the model's tensors
-(app.analysis.param_counts, which never depends on T).
+`rows_changed` nudges token k and compares the outputs row by row
+(app.lab.forward.perturb_answer, two separate forward passes); `zero_fraction`, `gelu_zeros`
+and `shape_of` read one forward pass (app.lab.forward.forward_answer, every column kept); the
+parameter questions count the model's tensors (app.analysis.param_counts, which never
+depends on T).
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from typing import Any
 import numpy as np
 
 from app.analysis import param_counts
-from app.config import Settings
-from app.lab import ffn as runner
+from app.lab.forward import forward_answer, perturb_answer
+from app.lab.limits import Limits
 from app.lab.questions.build import Question
 from app.lab.questions.setup import ffn_body, ffn_config, read
-from app.lab.spec import forward_spec, perturb_spec
+from app.lab.spec.specs import forward_spec, perturb_spec
 from app.services.weight_cache import WeightCache
 
 
@@ -65,10 +66,10 @@ def _exact_zero_share(hidden: Any) -> tuple[int, int]:
     return int(np.count_nonzero(array == 0)), int(array.size)
 
 
-def _rows_changed(q: Question, cache: WeightCache, settings: Settings) -> Answer:
+def _rows_changed(q: Question, cache: WeightCache, limits: Limits) -> Answer:
     state = q.state
     body = ffn_body(state, position=q.params["position"], scale=float(read(state, "scale")))
-    result = runner.perturb(perturb_spec(settings, **body), cache, settings)
+    result = perturb_answer(perturb_spec(limits, **body), cache, limits)
     changed = [int(i) for i in result["changed_positions"]]
     return Answer(
         _matching(q, len(changed)),
@@ -78,8 +79,8 @@ def _rows_changed(q: Question, cache: WeightCache, settings: Settings) -> Answer
     )
 
 
-def _zero_fraction(q: Question, cache: WeightCache, settings: Settings) -> Answer:
-    result = runner.forward(forward_spec(settings, **ffn_body(q.state)), cache, settings)
+def _zero_fraction(q: Question, cache: WeightCache, limits: Limits) -> Answer:
+    result = forward_answer(forward_spec(limits, **ffn_body(q.state)), cache, limits)
     zeros, size = _exact_zero_share(result["hidden"])
     share = zeros / size
     return Answer(
@@ -90,9 +91,9 @@ def _zero_fraction(q: Question, cache: WeightCache, settings: Settings) -> Answe
     )
 
 
-def _gelu_zeros(q: Question, cache: WeightCache, settings: Settings) -> Answer:
+def _gelu_zeros(q: Question, cache: WeightCache, limits: Limits) -> Answer:
     body = ffn_body(q.state, activation="gelu")
-    result = runner.forward(forward_spec(settings, **body), cache, settings)
+    result = forward_answer(forward_spec(limits, **body), cache, limits)
     zeros, size = _exact_zero_share(result["hidden"])
     share = zeros / size
     name = next(
@@ -108,7 +109,7 @@ def _gelu_zeros(q: Question, cache: WeightCache, settings: Settings) -> Answer:
     )
 
 
-def _parameter_count(q: Question, cache: WeightCache, settings: Settings) -> Answer:
+def _parameter_count(q: Question, cache: WeightCache, limits: Limits) -> Answer:
     counts = param_counts(ffn_config(q.state))
     total = counts["total"]
     parts = " + ".join(f"{name} {n:,}" for name, n in counts.items() if name != "total")
@@ -121,7 +122,7 @@ def _parameter_count(q: Question, cache: WeightCache, settings: Settings) -> Ans
     )
 
 
-def _params_when_t_doubles(q: Question, cache: WeightCache, settings: Settings) -> Answer:
+def _params_when_t_doubles(q: Question, cache: WeightCache, limits: Limits) -> Answer:
     # param_counts takes the shape only: there is no T to pass, which is the answer
     total = param_counts(ffn_config(q.state))["total"]
     return Answer(
@@ -132,8 +133,8 @@ def _params_when_t_doubles(q: Question, cache: WeightCache, settings: Settings) 
     )
 
 
-def _shape_of(q: Question, cache: WeightCache, settings: Settings) -> Answer:
-    result = runner.forward(forward_spec(settings, **ffn_body(q.state)), cache, settings)
+def _shape_of(q: Question, cache: WeightCache, limits: Limits) -> Answer:
+    result = forward_answer(forward_spec(limits, **ffn_body(q.state)), cache, limits)
     shapes = result["shapes"]
     wanted = [q.params["T"], q.params["d_ff"]]
     correct = [c["id"] for c in q.choices if shapes.get(c["value"]) == wanted]
@@ -156,11 +157,11 @@ REVEALERS = {
 }
 
 
-def answer_question(question: Question, cache: WeightCache, settings: Settings) -> Answer:
+def answer_question(question: Question, cache: WeightCache, limits: Limits) -> Answer:
     """Run the FFN of `question.state` and say which choices it confirms.
 
     Raises:
         ValueError: the state's FFN is refused by the server's limits (the message names the
             field, as POST /api/forward would).
     """
-    return REVEALERS[question.kind](question, cache, settings)
+    return REVEALERS[question.kind](question, cache, limits)

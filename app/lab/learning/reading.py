@@ -10,7 +10,8 @@ import torch
 from torch import Tensor, nn
 
 from app.analysis.sparsity import inactive_mask
-from app.lab.memory import F32, MemoryModel, TrainConfig, TrainError
+from app.lab.learning.memory import F32, TrainConfig, TrainError
+from app.model.memory import MemoryModel
 
 
 @dataclass(frozen=True)

@@ -1,26 +1,11 @@
 """The stack on a real pretrained BERT encoder (all-MiniLM-L6-v2): its first n layers as a
-`app.lab.stack.Stack`, with or without their attention sub-layers."""
+`app.model.stack.Stack`, with or without their attention sub-layers."""
 
 from __future__ import annotations
 
-from torch import Tensor, nn
-
-from app.lab.stack import Stack, StackError, StackLayer, attention_param_count
-from app.model.bert import BertEncoder, BertSelfAttention
-
-
-class BertAttentionOnly(nn.Module):
-    """A BERT layer's attention sub-layer without its residual add and LayerNorm:
-    softmax(q k^T / sqrt(d_head)) v W_o + b_o (`app.model.bert.BertSelfAttention.attend`, the
-    call its `forward` makes before computing LayerNorm(x + this))."""
-
-    def __init__(self, attention: BertSelfAttention) -> None:
-        super().__init__()
-        self.inner = attention
-
-    def forward(self, x: Tensor) -> Tensor:
-        """x float32 [T, d_model] -> [T, d_model]."""
-        return self.inner.attend(x)
+from app.lab.stack.run import attention_param_count
+from app.model.bert import BertEncoder
+from app.model.stack import BertAttentionOnly, Stack, StackError, StackLayer
 
 
 def pretrained_stack(encoder: BertEncoder, n_layers: int, *, attention: bool) -> Stack:

@@ -2,7 +2,7 @@
 
 The API's request models (app.api.schemas) validate a JSON body and turn it into one of these
 with `req.spec()`; the notebook API builds them from keyword arguments with `forward_spec` /
-`perturb_spec`, which run the same checks (app.lab.spec_checks, re-exported here, and
+`perturb_spec`, which run the same checks (app.lab.spec.checks, re-exported here, and
 app.lab.values) and raise `ValueError`s with the same words. Attribute names are the
 API's: `tokens_array` and `weights_arrays` are the validated float32 `tokens` and `weights`,
 `delta_array` the validated `delta`.
@@ -17,8 +17,8 @@ from typing import Any, Literal, TypeVar, get_args
 import numpy as np
 import numpy.typing as npt
 
-from app.config import Settings, get_settings
-from app.lab.spec_checks import (
+from app.lab.limits import Limits
+from app.lab.spec.checks import (
     PRETRAINED_D_MODEL,
     PRETRAINED_HEADS,
     PRETRAINED_LAYERS,
@@ -202,9 +202,9 @@ def _numbers(value: Any) -> Any:
     return value
 
 
-def forward_spec(settings: Settings | None = None, **body: Any) -> ForwardSpec:
+def forward_spec(limits: Limits | None = None, **body: Any) -> ForwardSpec:
     """A `ForwardSpec` from the keyword arguments of an /api/forward body, checked as the API
-    checks it (limits from `settings`, default: the environment's).
+    checks it (limits from `limits`, default: the environment's).
 
     `tokens` and each of `weights` may be nested lists, NumPy arrays or torch tensors.
 
@@ -212,13 +212,13 @@ def forward_spec(settings: Settings | None = None, **body: Any) -> ForwardSpec:
         TypeError: an argument the API body does not have.
         ValueError: a value the API would refuse with a 422; the message names the field.
     """
-    return build_spec(ForwardSpec, settings or get_settings(), body)
+    return build_spec(ForwardSpec, limits or Limits(), body)
 
 
-def perturb_spec(settings: Settings | None = None, **body: Any) -> PerturbSpec:
+def perturb_spec(limits: Limits | None = None, **body: Any) -> PerturbSpec:
     """A `PerturbSpec` from the keyword arguments of an /api/perturb body (see
     `forward_spec`); `delta` may be a list, an array or a tensor."""
-    return build_spec(PerturbSpec, settings or get_settings(), body)
+    return build_spec(PerturbSpec, limits or Limits(), body)
 
 
 BODY_ONLY = {"tokens", "weights", "delta"}
@@ -229,7 +229,7 @@ def to_spec(source: Any, cls: type[S]) -> S:
     return cls(**{name: getattr(source, name) for name in cls.__dataclass_fields__})
 
 
-def build_spec(cls: type[S], settings: Settings, body: dict[str, Any]) -> S:
+def build_spec(cls: type[S], limits: Limits, body: dict[str, Any]) -> S:
     """`cls` (a `ForwardSpec` or a subclass) from an API body's keywords, with the forward
     body's checks (and the perturb body's for a `PerturbSpec`); `tokens`, `weights` and,
     when `cls` has `delta_array`, `delta` are read from the body. A subclass's own fields
@@ -274,16 +274,16 @@ def build_spec(cls: type[S], settings: Settings, body: dict[str, Any]) -> S:
             )
         weights = {k: _numbers(v) for k, v in weights.items()}
     tokens = body.get("tokens")
-    extra = check_forward(spec, None if tokens is None else _numbers(tokens), weights, settings)
+    extra = check_forward(spec, None if tokens is None else _numbers(tokens), weights, limits)
     if isinstance(spec, PerturbSpec):
-        extra |= _perturbation(spec, body, settings, extra)
+        extra |= _perturbation(spec, body, limits, extra)
     if not extra:
         return spec
     return cls(**(values | extra))
 
 
 def _perturbation(
-    spec: PerturbSpec, body: dict[str, Any], settings: Settings, extra: dict[str, Any]
+    spec: PerturbSpec, body: dict[str, Any], limits: Limits, extra: dict[str, Any]
 ) -> dict[str, Any]:
     """The perturb body's field bounds, then its own checks (`check_perturbation`)."""
     check_int("position", spec.position, 0)
@@ -294,6 +294,6 @@ def _perturbation(
     count = int(tokens.shape[0]) if tokens is not None else spec.token_count
     delta = body.get("delta")
     array = check_perturbation(
-        spec, None if delta is None else _numbers(delta), count, settings.max_abs_value
+        spec, None if delta is None else _numbers(delta), count, limits.max_abs_value
     )
     return {} if array is None else {"delta_array": array}

@@ -8,7 +8,7 @@ heatmap); titles, axis names and captions come from the page's message catalogs
 (static/i18n/<lang>/*.json). Every heatmap shows the answer's own arrays; when an answer was
 summarised for display (`reduction`), the caption says "showing k of n" and the x axis is
 labelled with the real column indices, as on the page. The traces, colours and catalogs
-they are made of are in `app.lab.figure_parts`.
+they are made of are in `app.lab.figures.parts`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from app.lab.figure_parts import (
+from app.lab.figures.parts import (
     ACCENT,
     DIVERGING,
     MUTED,

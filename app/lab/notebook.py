@@ -9,27 +9,32 @@ as POST /api/forward and /api/perturb, as NumPy arrays, by the API's field names
     r["hidden"]          # float32 [6, 64], after the activation (Vaswani et al. 2017 eq. 2)
     lab.flow(r).show()
 
-Each runs the very function the server runs (app.lab.ffn, app.lab.pretrained,
-app.lab.stack_answer, app.lab.cheaper_answer) on a
-process-wide weight cache of the server's class (app.services.shared).
+Each runs the very function the server runs (app.lab.forward, app.lab.pretrained,
+app.lab.stack.answer, app.lab.cheaper.answer) on a
+process-wide weight cache of the server's class (`default_cache`, bounded by
+`Limits.weight_cache_bytes`). The FFN runs on the
+executor in use (`app.model.ffn.use_executor`): "eager" unless `app.model.fast_ffn.install()`
+ran, as the server does. Maps under 4M weights give the server's numbers bit for bit either
+way; bigger ones differ in the last bits unless "fast" is installed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import torch
 
-from app.config import Settings, get_settings
-from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
-from app.lab.cheaper_answer import cheaper_answer, cheaper_spec
-from app.lab.spec import forward_spec, perturb_spec
-from app.lab.stack_answer import stack_answer, stack_spec
-from app.services.shared import default_cache
+from app.lab.cheaper.answer import cheaper_answer, cheaper_spec
+from app.lab.forward import forward_answer, perturb_answer
+from app.lab.limits import Limits
+from app.lab.spec.specs import forward_spec, perturb_spec
+from app.lab.stack.answer import stack_answer, stack_spec
+from app.services.weight_cache import WeightCache
 
 MODULE_KEYS = ("d_model", "d_ff", "activation", "bias")
 """What `lab.from_module` finds beside the weights (`app.lab.from_module.ModuleFFN`)."""
@@ -100,6 +105,13 @@ class Result(Mapping[str, Any]):
         return f"<lab.{self.kind}: {head}; {arrays}>"
 
 
+@lru_cache(maxsize=1)
+def default_cache() -> WeightCache:
+    """The session's weight cache (seeded weights and models, LRU by bytes), made on first
+    use with the default `Limits.weight_cache_bytes`."""
+    return WeightCache(Limits().weight_cache_bytes)
+
+
 def forward(**body: Any) -> Result:
     """Run FFN(x) = act(x W1 + b1) W2 + b2 and keep every intermediate tensor.
 
@@ -121,12 +133,12 @@ def forward(**body: Any) -> Result:
             a keyword that contradicts `weights=lab.from_module(m)`;
             `app.lab.errors.ModelUnavailable` when the pretrained weights are not installed.
     """
-    settings = get_settings()
-    spec = forward_spec(settings, **module_weights(body))
-    with server_threads(settings):
+    limits = Limits()
+    spec = forward_spec(limits, **module_weights(body))
+    with server_threads(limits):
         if spec.model is not None:
-            return Result("forward", runner_pretrained.forward(spec, settings))
-        return Result("forward", runner.forward(spec, default_cache(), settings))
+            return Result("forward", runner_pretrained.forward(spec, limits))
+        return Result("forward", forward_answer(spec, default_cache(), limits))
 
 
 def perturb(**body: Any) -> Result:
@@ -143,12 +155,12 @@ def perturb(**body: Any) -> Result:
     Raises:
         TypeError, ValueError: as `forward`.
     """
-    settings = get_settings()
-    spec = perturb_spec(settings, **module_weights(body))
-    with server_threads(settings):
+    limits = Limits()
+    spec = perturb_spec(limits, **module_weights(body))
+    with server_threads(limits):
         if spec.model is not None:
-            return Result("perturb", runner_pretrained.perturb(spec, settings))
-        return Result("perturb", runner.perturb(spec, default_cache(), settings))
+            return Result("perturb", runner_pretrained.perturb(spec, limits))
+        return Result("perturb", perturb_answer(spec, default_cache(), limits))
 
 
 def stack(**body: Any) -> Result:
@@ -170,10 +182,10 @@ def stack(**body: Any) -> Result:
     Raises:
         TypeError, ValueError: as `forward` (the messages are the API's 422 words).
     """
-    settings = get_settings()
-    spec = stack_spec(settings, **module_weights(body))
-    with server_threads(settings, single=False):
-        return Result("stack", stack_answer(spec, settings))
+    limits = Limits()
+    spec = stack_spec(limits, **module_weights(body))
+    with server_threads(limits, single=False):
+        return Result("stack", stack_answer(spec, limits))
 
 
 def cheaper(**body: Any) -> Result:
@@ -191,21 +203,21 @@ def cheaper(**body: Any) -> Result:
     Raises:
         TypeError, ValueError: as `forward`.
     """
-    settings = get_settings()
-    spec = cheaper_spec(settings, **module_weights(body))
-    with server_threads(settings, single=True):
+    limits = Limits()
+    spec = cheaper_spec(limits, **module_weights(body))
+    with server_threads(limits, single=True):
         return Result("cheaper", cheaper_answer(spec, default_cache()))
 
 
 @contextmanager
-def server_threads(settings: Settings, single: bool = False) -> Iterator[None]:
+def server_threads(limits: Limits, single: bool = False) -> Iterator[None]:
     """Run with the server's torch thread count (`torch_threads`), then restore the caller's.
 
     A float32 matmul split over 1 or 2 threads rounds differently in the last bit, so the
     same count is what makes `lab.forward` equal to POST /api/forward bit for bit. `single`:
     one thread, as POST /api/cheaper runs (its SVD is far faster on one thread).
     """
-    count = 1 if single else settings.torch_threads
+    count = 1 if single else limits.torch_threads
     if not count:
         yield
         return

@@ -1,4 +1,4 @@
-"""Watching an FFN learn a memory (issue 13, part 2): training in PyTorch, step by step.
+"""Watching an FFN learn a memory: training in PyTorch, step by step.
 
 The task ("memory"): `num_pairs` random keys k_i ~ N(0, I) in R^d_model, each with a random
 target class y_i out of `num_classes`, to be memorised (Geva et al. 2021, "Transformer
@@ -16,8 +16,9 @@ Randomness comes from independent streams of the seed (`app.model.seeding`):
 "train.keys", "train.targets", "train.init" (f's weights, PyTorch's nn.Linear init) and
 "train.readout" (W_U, b_U). Same arguments, same numbers.
 
-This module: the task, the model and its sizes. The training loop is `app.lab.train`,
-the key-value reading `app.lab.reading`, the capacity sweep `app.lab.capacity`.
+This module: the task and the model's sizes; the model is `app.model.memory.MemoryModel`,
+the training loop `app.lab.learning.train`, the key-value reading `app.lab.learning.reading`,
+the capacity sweep `app.lab.learning.capacity`.
 """
 
 from __future__ import annotations
@@ -28,14 +29,13 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import torch
-from torch import Tensor, nn
+from torch import Tensor
 
 from app.analysis import param_counts
 from app.analysis.sparsity import DEFAULT_THRESHOLD
 from app.model.activations import get_activation
-from app.model.ffn import FFNConfig, FFNWeights, PositionwiseFeedForward
-from app.model.ffn_weights import seeded_linear
-from app.model.seeding import generator, stream_seed
+from app.model.ffn import FFNConfig
+from app.model.seeding import generator
 
 F32 = npt.NDArray[np.float32]
 TASKS: tuple[str, ...] = ("memory",)
@@ -113,58 +113,6 @@ def memory_task(config: TrainConfig) -> tuple[Tensor, Tensor]:
         generator=generator(config.seed, "train.targets"),
     )
     return keys, targets
-
-
-class MemoryModel(nn.Module):
-    """logits = (x + f(x)) W_U + b_U with f the FFN or a linear map (see the module doc)."""
-
-    def __init__(self, config: TrainConfig) -> None:
-        super().__init__()
-        d = config.d_model
-        self.ffn: PositionwiseFeedForward | None = None
-        self.linear: nn.Linear | None = None
-        init_seed = stream_seed(config.seed, "train.init")
-        if config.ffn:
-            ffn_config = FFNConfig(d, config.d_ff, config.activation)
-            weights = FFNWeights.seeded(
-                d, config.d_ff, config.seed, gated=ffn_config.gated, bias=True, stream="train.init"
-            )
-            self.ffn = PositionwiseFeedForward(ffn_config, weights)
-        else:
-            self.linear = seeded_linear(d, d, init_seed)
-        self.readout = seeded_linear(
-            d, config.num_classes, stream_seed(config.seed, "train.readout")
-        )
-        self.requires_grad_(True)  # PositionwiseFeedForward is built frozen
-
-    def forward(self, x: Tensor) -> tuple[Tensor, Tensor | None]:
-        """x [N, d_model] -> (logits [N, num_classes], hidden [N, d_ff] or None)."""
-        if self.ffn is not None:
-            trace = self.ffn.trace(x)
-            return self.readout(x + trace.output), trace.hidden
-        if self.linear is None:  # pragma: no cover - set in __init__ when ffn is False
-            raise TrainError("the model has neither an FFN nor a linear map")
-        return self.readout(x + self.linear(x)), None
-
-    def final_weights(self) -> dict[str, F32]:
-        """Copies of every weight in the paper's orientation (see `Final.weights`)."""
-        out: dict[str, Tensor] = {}
-        if self.ffn is not None:
-            out |= {k: v for k, v in self.ffn.weights().named().items()}
-        elif self.linear is not None:
-            out |= {"a": self.linear.weight.T, "a_bias": self.linear.bias}
-        out |= {"w_u": self.readout.weight.T, "b_u": self.readout.bias}
-        return {
-            k: v.detach().clone(memory_format=torch.contiguous_format).numpy()
-            for k, v in out.items()
-        }
-
-    def param_counts(self) -> dict[str, int]:
-        """Trainable parameters: "sublayer" (FFN or linear map), "readout" and "total"."""
-        sub = self.ffn if self.ffn is not None else self.linear
-        sublayer = sum(p.numel() for p in sub.parameters()) if sub is not None else 0
-        readout = sum(p.numel() for p in self.readout.parameters())
-        return {"sublayer": sublayer, "readout": readout, "total": sublayer + readout}
 
 
 def model_params(config: TrainConfig) -> int:

@@ -4,7 +4,7 @@ The API's request models (app.api.schemas) call them from their validators and t
 API (`app.lab.spec.build_spec`, so `forward_spec`, `perturb_spec` and the teaching builders)
 calls them on keyword arguments: both refuse the same values with the same words (a
 `ValueError`; a `Refusal` also carries a code), which the API answers with a 422. The checks
-of one value (numbers, weights, text) are app.lab.values'. `app.lab.spec` re-exports them.
+of one value (numbers, weights, text) are app.lab.values'. `app.lab.spec.specs` re-exports them.
 """
 
 from __future__ import annotations
@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from app.config import Settings
 from app.lab.errors import Refusal
+from app.lab.limits import Limits
 from app.lab.values import as_float_array, check_max, check_text, check_weights
+from app.lab.weight_files import LayerFile
 from app.model.ffn import FFNConfig, expected_shapes
+from app.services.uploads import upload_store
 
 if TYPE_CHECKING:
-    from app.lab.spec import ForwardSpec, PerturbSpec
+    from app.lab.spec.specs import ForwardSpec, PerturbSpec
 
 Array = npt.NDArray[np.float32]
 
@@ -95,7 +97,7 @@ def check_forward(
     spec: ForwardSpec,
     tokens: Any,
     weights: Mapping[str, Any] | None,
-    settings: Settings,
+    limits: Limits,
 ) -> dict[str, Any]:
     """The forward body's checks across fields (the one place they live: `ForwardRequest`'s
     validator and `forward_spec` both call it), in the order the API reports them.
@@ -108,37 +110,37 @@ def check_forward(
             too big for an answer, tokens or weights of the wrong shape, an unknown
             weights_id, and the pretrained model's needs (text, eval mode).
     """
-    check_max("d_model", spec.d_model, settings.max_d_model)
-    check_max("d_ff", spec.d_ff, settings.max_d_ff)
+    check_max("d_model", spec.d_model, limits.max_d_model)
+    check_max("d_ff", spec.d_ff, limits.max_d_ff)
     config = spec.ffn_config()
     params = sum(int(np.prod(s)) for s in expected_shapes(config).values())
-    if params > settings.max_params:
+    if params > limits.max_params:
         raise Refusal(
             "too_many_params",
             f"d_model={spec.d_model}, d_ff={spec.d_ff} ({spec.activation}) needs "
-            f"{params:,} parameters; the limit is {settings.max_params:,}",
+            f"{params:,} parameters; the limit is {limits.max_params:,}",
             d_model=spec.d_model,
             d_ff=spec.d_ff,
             activation=spec.activation,
             params=params,
-            limit=settings.max_params,
+            limit=limits.max_params,
         )
     if spec.include_weights:
-        _check_weights_in_answer(spec.model, params, settings.display_max_values)
+        _check_weights_in_answer(spec.model, params, limits.display_max_values)
     extra: dict[str, Any] = {}
     if tokens is not None and spec.num_tokens is not None:
         raise ValueError("give either tokens or num_tokens, not both")
     if tokens is not None:
         rows = len(tokens)
-        if rows > settings.max_tokens:
+        if rows > limits.max_tokens:
             raise Refusal(
                 "too_many_rows",
                 f"number of tokens (rows of tokens) = {rows} is over the limit of "
-                f"{settings.max_tokens}",
+                f"{limits.max_tokens}",
                 count=rows,
-                limit=settings.max_tokens,
+                limit=limits.max_tokens,
             )
-        array = as_float_array(tokens, "tokens", ndim=2)
+        array = as_float_array(tokens, "tokens", ndim=2, max_abs=limits.max_abs_value)
         if array.shape[1] != spec.d_model:
             raise Refusal(
                 "tokens_width",
@@ -149,9 +151,11 @@ def check_forward(
             )
         extra["tokens_array"] = array
     elif spec.num_tokens is not None:
-        check_max("num_tokens", spec.num_tokens, settings.max_tokens)
+        check_max("num_tokens", spec.num_tokens, limits.max_tokens)
     if weights is not None:
-        extra["weights_arrays"] = check_weights(weights, config, settings.max_submitted_weights)
+        extra["weights_arrays"] = check_weights(
+            weights, config, limits.max_submitted_weights, limits.max_abs_value
+        )
     if spec.weights_id is not None:
         if weights is not None:
             raise ValueError("give either weights or weights_id, not both")
@@ -164,7 +168,7 @@ def check_forward(
         raise ValueError(f"model = {spec.model!r} runs in eval mode only, got mode = 'train'")
     if spec.text is None:
         raise ValueError(f"model = {spec.model!r} needs a text")
-    check_text(spec.text)
+    check_text(spec.text, max_chars=limits.max_text_chars)
     return extra
 
 
@@ -221,18 +225,20 @@ def check_perturbation(
         if delta is not None and spec.scale is not None:
             raise ValueError("give either delta or scale, not both")
         width, what = spec.d_model, "d_model"
-    array = check_delta(delta, width, what)
+    array = check_delta(delta, width, what, max_abs_value)
     if spec.scale is not None and spec.scale > max_abs_value:
         raise ValueError(f"scale = {spec.scale:g} is over the limit of {max_abs_value:g}")
     return array
 
 
-def check_delta(delta: Any, width: int, what: str = "d_model") -> Array | None:
+def check_delta(
+    delta: Any, width: int, what: str = "d_model", max_abs: float = Limits.max_abs_value
+) -> Array | None:
     """The nudge `delta` as float32 [width] (None when not given), else a ValueError saying
     it must have `what` = width numbers."""
     if delta is None:
         return None
-    array = as_float_array(delta, "delta", ndim=1)
+    array = as_float_array(delta, "delta", ndim=1, max_abs=max_abs)
     if array.shape[0] != width:
         raise ValueError(f"delta has {array.shape[0]} numbers; it must have {what} = {width}")
     return array
@@ -245,10 +251,8 @@ def uploaded_weights(weights_id: str, config: FFNConfig) -> dict[str, Array]:
         ValueError: an unknown (or evicted) id, or a layer whose shapes, gate or biases do
             not fit d_model, d_ff, activation and bias.
     """
-    from app.services.uploads import upload_store  # the store imports app.lab modules
-
     layer = upload_store().get(weights_id)
-    if layer is None:
+    if not isinstance(layer, LayerFile):
         raise ValueError(
             f"weights_id = {weights_id!r} is not a layer this server holds (uploads are kept "
             "while the server runs, the least recently used dropped first): upload the file again"

@@ -12,10 +12,10 @@ from typing import Any
 
 import torch
 
-from app.config import Settings
-from app.lab import ffn as runner
-from app.lab.cheaper import compare
-from app.lab.spec import ForwardSpec, build_spec, check_int, seeded_only_message
+from app.lab.cheaper.compare import compare
+from app.lab.forward import build_model, config_out, input_tokens
+from app.lab.limits import Limits
+from app.lab.spec.specs import ForwardSpec, build_spec, check_int, seeded_only_message
 from app.services.checkpoint import checkpoint
 from app.services.weight_cache import WeightCache
 
@@ -48,7 +48,7 @@ class CheaperSpec(ForwardSpec):
         return self.d_inner if self.d_inner is not None else max(1, self.d_model // 4)
 
 
-def cheaper_spec(settings: Settings, **body: Any) -> CheaperSpec:
+def cheaper_spec(limits: Limits, **body: Any) -> CheaperSpec:
     """A `CheaperSpec` from the keywords of a POST /api/cheaper body, checked as the API
     checks it (seeded or submitted weights only: no pretrained model).
 
@@ -56,7 +56,7 @@ def cheaper_spec(settings: Settings, **body: Any) -> CheaperSpec:
         TypeError: an argument the API body does not have.
         ValueError: a value the API refuses with a 422; the message names the field.
     """
-    spec = build_spec(CheaperSpec, settings, body)
+    spec = build_spec(CheaperSpec, limits, body)
     if spec.model is not None:
         raise ValueError(seeded_only_message(spec.model))
     if spec.rank is not None:
@@ -64,7 +64,7 @@ def cheaper_spec(settings: Settings, **body: Any) -> CheaperSpec:
     if spec.d_inner is not None:
         check_int("d_inner", spec.d_inner, 1)
     check_int("num_ffns", spec.num_ffns, 1, MAX_NUM_FFNS)
-    check_cheaper(spec.d_model, spec.d_ff, spec.rank, spec.d_inner, settings.max_svd_values)
+    check_cheaper(spec.d_model, spec.d_ff, spec.rank, spec.d_inner, limits.max_svd_values)
     return spec
 
 
@@ -100,8 +100,8 @@ def cheaper_answer(spec: CheaperSpec, cache: WeightCache) -> dict[str, Any]:
     low_rank, stacked) params, FLOPs, output float32 [T, d_model], its row norms [T] and its
     error against the plain output; W1's singular values and the energy the rank keeps."""
     spec = replace(spec, mode="eval")
-    plain = runner.build_model(spec, cache)
-    x = runner.input_tokens(spec)
+    plain = build_model(spec, cache)
+    x = input_tokens(spec)
     rank, d_inner = spec.rank_used, spec.d_inner_used
     variants, singular = compare(
         plain, x, rank=rank, d_inner=d_inner, num_ffns=spec.num_ffns, seed=spec.seed
@@ -130,7 +130,7 @@ def cheaper_answer(spec: CheaperSpec, cache: WeightCache) -> dict[str, Any]:
         )
     energy = singular.double() ** 2
     return {
-        "config": runner.config_out(spec, plain.config),
+        "config": config_out(spec, plain.config),
         "rank": rank,
         "d_inner": d_inner,
         "num_ffns": spec.num_ffns,

@@ -2,7 +2,7 @@
 
 `check_stack` holds the stack body's checks (the API's `StackRequest` runs them in its
 validator, `lab.stack(...)` through `stack_spec`); `stack_answer` assembles every field of
-`StackResponse` from `app.lab.stack` (seeded or shared layers) or `app.lab.stack_pretrained`
+`StackResponse` from `app.lab.stack.run` (seeded or shared layers) or `app.lab.stack.pretrained`
 (the real encoder's layers). No HTTP, no Pydantic.
 """
 
@@ -17,10 +17,10 @@ import torch
 
 from app.analysis import flop_count, param_counts
 from app.analysis.budget import attention_flop_count
-from app.config import Settings
-from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
-from app.lab.spec import (
+from app.lab.forward import config_out, input_tokens, random_direction, shallow_dict
+from app.lab.limits import Limits
+from app.lab.spec.specs import (
     PRETRAINED_D_MODEL,
     PRETRAINED_HEADS,
     PRETRAINED_LAYERS,
@@ -33,8 +33,14 @@ from app.lab.spec import (
     check_int,
     check_number,
 )
-from app.lab.stack import LayerChange, StackResult, attention_param_count, build_stack, run_stack
-from app.lab.stack_pretrained import pretrained_stack
+from app.lab.stack.pretrained import pretrained_stack
+from app.lab.stack.run import (
+    LayerChange,
+    StackResult,
+    attention_param_count,
+    build_stack,
+    run_stack,
+)
 from app.model.ffn import FFNConfig, FFNWeights
 from app.model.pretrained import MODEL_ID
 from app.services.checkpoint import checkpoint
@@ -103,7 +109,7 @@ class StackSpec(ForwardSpec):
         return passes * self.n_layers * per_layer
 
 
-def stack_spec(settings: Settings, **body: Any) -> StackSpec:
+def stack_spec(limits: Limits, **body: Any) -> StackSpec:
     """A `StackSpec` from the keywords of a POST /api/stack body, checked as the API checks
     it (the forward body's checks, the fields' own bounds, then `check_stack`).
 
@@ -111,7 +117,7 @@ def stack_spec(settings: Settings, **body: Any) -> StackSpec:
         TypeError: an argument the API body does not have.
         ValueError: a value the API refuses with a 422; the message names the field.
     """
-    spec = build_spec(StackSpec, settings, body)
+    spec = build_spec(StackSpec, limits, body)
     check_int("n_layers", spec.n_layers, 1, MAX_LAYERS)
     check_bool("share_weights", spec.share_weights)
     check_bool("attention", spec.attention)
@@ -125,13 +131,11 @@ def stack_spec(settings: Settings, **body: Any) -> StackSpec:
     delta = body.get("delta")
     if delta is not None and hasattr(delta, "detach"):
         delta = delta.detach().cpu().numpy()
-    array = check_stack(spec, delta, body.get("weights") is not None, settings)
+    array = check_stack(spec, delta, body.get("weights") is not None, limits)
     return spec if array is None else replace(spec, delta_array=array)
 
 
-def check_stack(
-    spec: StackSpec, delta: Any, weights_given: bool, settings: Settings
-) -> Array | None:
+def check_stack(spec: StackSpec, delta: Any, weights_given: bool, limits: Limits) -> Array | None:
     """The stack body's checks, after the forward body's; returns the validated `delta`.
 
     Raises:
@@ -152,10 +156,10 @@ def check_stack(
             raise ValueError(f"model = {spec.model!r} is post-norm (BERT); leave norm out")
         if spec.layer != 0:
             raise ValueError("layer is not used by the stack: n_layers says how many layers run")
-        return _check_nudge(spec, delta, settings.max_abs_value, pretrained=True)
-    if spec.n_layers > settings.max_layers:
+        return _check_nudge(spec, delta, limits.max_abs_value, pretrained=True)
+    if spec.n_layers > limits.max_layers:
         raise ValueError(
-            f"n_layers = {spec.n_layers} is too many: a stack has 1 to {settings.max_layers} layers"
+            f"n_layers = {spec.n_layers} is too many: a stack has 1 to {limits.max_layers} layers"
         )
     if spec.mode != "eval":
         raise ValueError(
@@ -172,18 +176,18 @@ def check_stack(
             f"num_heads = {spec.num_heads} does not divide d_model = {spec.d_model}; each "
             "head needs d_k = d_model / num_heads (try 1)"
         )
-    if spec.attention and spec.num_heads > settings.max_heads:
+    if spec.attention and spec.num_heads > limits.max_heads:
         raise ValueError(
-            f"num_heads = {spec.num_heads} is too many: at most {settings.max_heads} heads"
+            f"num_heads = {spec.num_heads} is too many: at most {limits.max_heads} heads"
         )
     params = spec.stack_params()
-    if params > settings.max_params:
+    if params > limits.max_params:
         raise ValueError(
             f"this stack (n_layers = {spec.n_layers}, d_model = {spec.d_model}, d_ff = "
             f"{spec.d_ff}) has {params:,} parameters; this server runs at most "
-            f"{settings.max_params:,}. Use fewer layers, share_weights, or a smaller d_ff"
+            f"{limits.max_params:,}. Use fewer layers, share_weights, or a smaller d_ff"
         )
-    return _check_nudge(spec, delta, settings.max_abs_value)
+    return _check_nudge(spec, delta, limits.max_abs_value)
 
 
 def _check_nudge(
@@ -203,7 +207,7 @@ def _check_nudge(
         )
     if delta is not None and spec.scale is not None:
         raise ValueError("give either delta or scale, not both")
-    array = check_delta(delta, width)
+    array = check_delta(delta, width, max_abs=max_abs_value)
     if spec.scale is not None and spec.scale > max_abs_value:
         raise ValueError(f"scale = {spec.scale:g} is too large: at most {max_abs_value:g}")
     return array
@@ -215,16 +219,16 @@ def _nudge(spec: StackSpec, d_model: int) -> torch.Tensor | None:
     if spec.delta_array is not None:
         return torch.from_numpy(spec.delta_array)
     scale = 1.0 if spec.scale is None else spec.scale
-    return runner.random_direction(d_model, scale, spec.direction_seed)
+    return random_direction(d_model, scale, spec.direction_seed)
 
 
-def _threshold(spec: StackSpec, settings: Settings) -> float:
+def _threshold(spec: StackSpec, limits: Limits) -> float:
     if spec.sparsity_threshold is not None:
         return spec.sparsity_threshold
-    return settings.sparsity_threshold
+    return limits.sparsity_threshold
 
 
-def stack_answer(spec: StackSpec, settings: Settings) -> dict[str, Any]:
+def stack_answer(spec: StackSpec, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/stack returns (see `StackResponse`): per layer its params,
     weights stream, update ratios [T], sparsity and output row norms [T]; the last layer's
     output float32 [T, d_model]; with `position`, how each layer's output moved.
@@ -234,7 +238,7 @@ def stack_answer(spec: StackSpec, settings: Settings) -> dict[str, Any]:
         ModelUnavailable: model mode without the weights package.
     """
     if spec.model is not None:
-        return _pretrained_answer(spec, settings)
+        return _pretrained_answer(spec, limits)
     config = spec.ffn_config()
     submitted = spec.weights_arrays
     weights = (
@@ -255,19 +259,19 @@ def stack_answer(spec: StackSpec, settings: Settings) -> dict[str, Any]:
     checkpoint()
     result = run_stack(
         stack,
-        runner.input_tokens(spec),
+        input_tokens(spec),
         position=spec.position,
         nudge=_nudge(spec, spec.d_model),
-        threshold=_threshold(spec, settings),
+        threshold=_threshold(spec, limits),
         between_passes=checkpoint,
     )
-    return _answer(spec, result, runner.config_out(spec, config))
+    return _answer(spec, result, config_out(spec, config))
 
 
-def _pretrained_answer(spec: StackSpec, settings: Settings) -> dict[str, Any]:
+def _pretrained_answer(spec: StackSpec, limits: Limits) -> dict[str, Any]:
     """The real encoder's first n_layers layers on the text's embeddings."""
     model = runner_pretrained.load_model()
-    encoded = runner_pretrained.encode_text(model, spec.text or "", settings)
+    encoded = runner_pretrained.encode_text(model, spec.text or "", limits)
     t = len(encoded.tokens)
     if spec.position is not None and spec.position >= t:
         raise runner_pretrained.invalid(
@@ -284,11 +288,11 @@ def _pretrained_answer(spec: StackSpec, settings: Settings) -> dict[str, Any]:
         x,
         position=spec.position,
         nudge=_nudge(spec, model.config.hidden_size),
-        threshold=_threshold(spec, settings),
+        threshold=_threshold(spec, limits),
         between_passes=checkpoint,
     )
     ffn = model.encoder.layer(0).ffn
-    config = runner.config_out(spec, ffn.config) | {
+    config = config_out(spec, ffn.config) | {
         "num_tokens": t,
         "input_seed": None,
         "weights_source": "pretrained",
@@ -320,7 +324,7 @@ def _answer(spec: StackSpec, result: StackResult, config: dict[str, Any]) -> dic
             "weights_stream": layer.weights_stream,
             "update_ratio": layer.update_ratio,
             "attention_update_ratio": layer.attention_update_ratio,
-            "sparsity": runner.shallow_dict(layer.sparsity),
+            "sparsity": shallow_dict(layer.sparsity),
             "output_row_norms": layer.output_row_norms,
             **_change(layer.change),
         }

@@ -15,17 +15,19 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 
+from app.api.compute import run_request
+from app.api.deps import lab_limits
 from app.api.encoding import json_response, server_timing
 from app.api.finite import finite_response
 from app.api.json_body import FastJsonRoute
-from app.api.schemas.ffn import ForwardRequest, PerturbRequest
+from app.api.schemas.forward import ForwardRequest, PerturbRequest
 from app.api.schemas.responses import ErrorOut, ForwardResponse, PerturbResponse
 from app.config import Settings, get_settings
-from app.lab import ffn as runner
 from app.lab import pretrained as runner_pretrained
-from app.lab.spec import PRETRAINED_D_MODEL, ForwardSpec, PerturbSpec
+from app.lab.forward import forward_answer, perturb_answer
+from app.lab.spec.specs import PRETRAINED_D_MODEL, ForwardSpec, PerturbSpec
 from app.model.ffn import FFNConfig
-from app.services.compute import Cost, checkpoint, estimate_cost, run_request
+from app.services.compute import Cost, checkpoint, estimate_cost
 from app.services.weight_cache import WeightCache
 
 router = APIRouter(prefix="/api", tags=["ffn"], route_class=FastJsonRoute)
@@ -47,13 +49,15 @@ def _cost(req: ForwardRequest, settings: Settings, passes: int) -> Cost:
 
 def _forward(req: ForwardSpec, cache: WeightCache, settings: Settings) -> Response:
     if req.model is not None:
-        return json_response(runner_pretrained.forward(req, settings))
+        return json_response(runner_pretrained.forward(req, lab_limits(settings)))
     timings: dict[str, float] = {}
     started = time.perf_counter()
-    content = runner.forward(req, cache, settings, timings)
+    content = forward_answer(req, cache, lab_limits(settings), timings)
     timings["analysis"] = time.perf_counter() - started - timings["model"] - timings["forward"]
     checkpoint()
-    response = finite_response(content, req, lambda s: runner.forward(s, cache, settings, {}))
+    response = finite_response(
+        content, req, lambda s: forward_answer(s, cache, lab_limits(settings), {})
+    )
     timings["encode"] = time.perf_counter() - started - sum(timings.values())
     response.headers["server-timing"] = server_timing(timings)
     return response
@@ -61,10 +65,10 @@ def _forward(req: ForwardSpec, cache: WeightCache, settings: Settings) -> Respon
 
 def _perturb(req: PerturbSpec, cache: WeightCache, settings: Settings) -> Response:
     if req.model is not None:
-        return json_response(runner_pretrained.perturb(req, settings))
-    content = runner.perturb(req, cache, settings)
+        return json_response(runner_pretrained.perturb(req, lab_limits(settings)))
+    content = perturb_answer(req, cache, lab_limits(settings))
     checkpoint()
-    return finite_response(content, req, lambda s: runner.perturb(s, cache, settings))
+    return finite_response(content, req, lambda s: perturb_answer(s, cache, lab_limits(settings)))
 
 
 async def _run(request: Request, req: ForwardRequest, passes: int, work: Any) -> Response:

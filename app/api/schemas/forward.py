@@ -15,9 +15,10 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+from app.api.deps import lab_limits
 from app.api.schemas.values import check_max, known_activation
 from app.config import get_settings
-from app.lab.spec import (
+from app.lab.spec.specs import (
     PRETRAINED_LAYERS,
     SEED_MAX,
     Display,
@@ -140,7 +141,7 @@ class ForwardRequest(BaseModel):
     @model_validator(mode="after")
     def _check_limits_and_shapes(self) -> ForwardRequest:
         weights = None if self.weights is None else self.weights.model_dump()
-        extra = check_forward(self.spec(), self.tokens, weights, get_settings())
+        extra = check_forward(self.spec(), self.tokens, weights, lab_limits(get_settings()))
         self._tokens = extra.get("tokens_array")
         self._weights = extra.get("weights_arrays")
         return self

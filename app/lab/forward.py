@@ -1,11 +1,12 @@
 """Runs the FFN for a validated `ForwardSpec` / `PerturbSpec` and returns the answer as a
 plain dict (NumPy arrays inside): the one function per answer that the API, the snapshot and
-the notebook (`app.lab.api`) all call. No HTTP, no Pydantic.
+the notebook (`app.lab.notebook`) all call. No HTTP, no Pydantic.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -14,9 +15,9 @@ import torch
 from app.analysis import PerturbationStats, compare_outputs, flop_count, param_counts, sparsity
 from app.analysis.display import histogram
 from app.analysis.tensor_names import tensor_names
-from app.config import Settings
 from app.lab.display import Group, summarise
-from app.lab.spec import ForwardSpec, PerturbSpec
+from app.lab.limits import Limits
+from app.lab.spec.specs import ForwardSpec, PerturbSpec
 from app.model.ffn import (
     FFNConfig,
     FFNTrace,
@@ -82,10 +83,10 @@ def config_out(req: ForwardSpec, config: FFNConfig) -> dict[str, Any]:
     }
 
 
-def forward(
+def forward_answer(
     req: ForwardSpec,
     cache: WeightCache,
-    settings: Settings,
+    limits: Limits,
     timings: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Everything POST /api/forward returns (see `ForwardResponse`).
@@ -106,7 +107,7 @@ def forward(
         timings["forward"] = time.perf_counter() - t1
     threshold = req.sparsity_threshold
     if threshold is None:
-        threshold = settings.sparsity_threshold
+        threshold = limits.sparsity_threshold
     stats = sparsity(trace.hidden, config.activation, threshold)
     shapes = {
         "input": list(x.shape),
@@ -130,11 +131,11 @@ def forward(
             ),
             Group({"input": x, "output": trace.output}, "output"),
         ],
-        with_room_for(settings, stats.per_neuron.size + stats.per_token.size),
+        with_room_for(limits, stats.per_neuron.size + stats.per_token.size),
         req.display,
         display_starts(req),
     )
-    counts = histogram(trace.pre_activation, settings.histogram_bins)
+    counts = histogram(trace.pre_activation, limits.histogram_bins)
     return {
         "config": config_out(req, config),
         "shapes": shapes,
@@ -164,17 +165,17 @@ STATISTICS_ALLOWANCE = 4096
 """Numbers of full-size statistics an answer carries on top of its display budget."""
 
 
-def with_room_for(settings: Settings, numbers: int) -> Settings:
-    """`settings` with a display budget less what `numbers` of full-size statistics sent
+def with_room_for(limits: Limits, numbers: int) -> Limits:
+    """`limits` with a display budget less what `numbers` of full-size statistics sent
     next to the summarised tensors (e.g. per-neuron sparsity, [d_ff]) need beyond
     `STATISTICS_ALLOWANCE`: they count toward the answer's ~1 MB too (at LLaMA-7B T 7,
     11,008 of them pushed /api/forward to 1.04 MB), while the paper's base model at T 16
     (2,064 of them) is still sent whole."""
     extra = max(0, numbers - STATISTICS_ALLOWANCE)
     if not extra:
-        return settings
-    budget = max(1, settings.display_max_values - extra)
-    return settings.model_copy(update={"display_max_values": budget})
+        return limits
+    budget = max(1, limits.display_max_values - extra)
+    return replace(limits, display_max_values=budget)
 
 
 def display_starts(req: ForwardSpec) -> dict[str, int]:
@@ -197,7 +198,7 @@ def random_direction(d_model: int, scale: float, seed: int) -> torch.Tensor:
     return scaled
 
 
-def perturb(req: PerturbSpec, cache: WeightCache, settings: Settings) -> dict[str, Any]:
+def perturb_answer(req: PerturbSpec, cache: WeightCache, limits: Limits) -> dict[str, Any]:
     """Everything POST /api/perturb returns (see `PerturbResponse`).
 
     The two states are computed by two separate forward calls of the same shape, so the
@@ -220,7 +221,7 @@ def perturb(req: PerturbSpec, cache: WeightCache, settings: Settings) -> dict[st
     after = run_trace(model, x_perturbed, req)
     checkpoint()
     stats = compare_outputs(before.output, after.output, req.position)
-    shown, reduction = perturb_display(x, x_perturbed, before, after, stats, settings, req)
+    shown, reduction = perturb_display(x, x_perturbed, before, after, stats, limits, req)
     return {
         "config": config_out(req, model.config),
         "position": req.position,
@@ -258,7 +259,7 @@ def perturb_display(
     before: FFNTrace,
     after: FFNTrace,
     stats: PerturbationStats,
-    settings: Settings,
+    limits: Limits,
     req: ForwardSpec,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The [T, d_model] tensors of a perturb answer, windowed together from `feature_start`
@@ -276,7 +277,7 @@ def perturb_display(
                 "output_delta",
             )
         ],
-        settings,
+        limits,
         req.display,
         {"output_delta": req.feature_start},
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 
-from app.lab.memory import TrainConfig, TrainError
-from app.lab.train import run_to_end
+from app.lab.learning.memory import TrainConfig, TrainError
+from app.lab.learning.train import run_to_end
 
 
 @dataclass(frozen=True)

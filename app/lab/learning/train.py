@@ -2,7 +2,7 @@
 
 `train` is a generator of `Progress` records (every `log_every` steps, and step 0) ending
 with a `Final` record; closing it stops the work before the next step. The task and the
-model are `app.lab.memory`; nothing here knows HTTP.
+model are `app.lab.learning.memory`; nothing here knows HTTP.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ import torch
 from torch import Tensor, nn
 
 from app.analysis.sparsity import inactive_mask
-from app.lab.memory import F32, MemoryModel, TrainConfig, TrainError, memory_task
-from app.lab.reading import UnitReading, read_unit
+from app.lab.learning.memory import F32, TrainConfig, TrainError, memory_task
+from app.lab.learning.reading import UnitReading, read_unit
 from app.model.activations import get_activation
+from app.model.memory import MemoryModel
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,9 @@ def train(
         raise TrainError(f"unit must be in [0, {config.d_ff - 1}], got {unit}")
     started = time.monotonic()
     keys, targets = memory_task(config)
-    model = MemoryModel(config)
+    model = MemoryModel(
+        config.d_model, config.d_ff, config.activation, config.num_classes, config.seed, config.ffn
+    )
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
     progress, _, _ = _measure(model, keys, targets, 0, config)
     yield progress
