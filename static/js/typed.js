@@ -6,7 +6,7 @@ import { t } from "./i18n.js";
 /** The message element under `input`, created on first use (role=alert: read out at once). */
 function messageOf(input) {
   const id = `${input.id}-typed-error`;
-  let p = document.getElementById(id);
+  let p = /** @type {HTMLElement | null} */ (document.getElementById(id));
   if (!p) {
     p = document.createElement("p");
     p.id = id;

@@ -36,4 +36,10 @@ interface PerformanceEntry {
  * details menu. Each module's `$` is typed so; what an element is, its markup says
  * (templates/).
  */
-type Control = HTMLInputElement & HTMLSelectElement & HTMLDialogElement & HTMLDetailsElement;
+type Control = HTMLInputElement & HTMLSelectElement & HTMLDialogElement & HTMLDetailsElement &
+  Pick<HTMLAnchorElement, "href">;
+
+/** `document.getElementById` as the modules' `$`: a `Control` (see above). */
+interface Document {
+  getElementById(elementId: string): Control | null;
+}

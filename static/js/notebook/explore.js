@@ -37,9 +37,9 @@ function slider(model, el, name, label, values) {
   const input = document.createElement("input");
   input.type = "range";
   input.name = name;
-  input.min = 0;
-  input.max = values.length - 1;
-  input.step = 1;
+  input.min = "0";
+  input.max = String(values.length - 1);
+  input.step = "1";
   const out = document.createElement("output");
   const show = () => {
     const i = Math.max(0, values.indexOf(model.get(name)));

@@ -130,7 +130,7 @@ on("forward", ({ data }) => {
 on("language", () => render().catch(fail));
 
 $("names-family").addEventListener("change", (e) => {
-  family = e.target.value;
+  family = /** @type {HTMLSelectElement} */ (e.target).value;
   render().catch(fail);
 });
 for (const tab of $("names").querySelectorAll("[data-library]")) {

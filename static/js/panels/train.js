@@ -126,7 +126,7 @@ function scheduleDraw() {
 function showProgress() {
   const s = settings();
   const done = runs.reduce((sum, run) => sum + (run.records.at(-1)?.step ?? 0), 0);
-  const progress = /** @type {HTMLProgressElement} */ (document.getElementById("train-progress"));
+  const progress = /** @type {HTMLProgressElement} */ (/** @type {unknown} */ (document.getElementById("train-progress")));
   progress.max = runs.length * s.steps;
   progress.value = done;
   progress.dataset.value = String(done);
@@ -244,7 +244,7 @@ async function capacity() {
   capacityController = new AbortController();
   const s = settings();
   const points = [];
-  const progress = /** @type {HTMLProgressElement} */ (document.getElementById("train-capacity-progress"));
+  const progress = /** @type {HTMLProgressElement} */ (/** @type {unknown} */ (document.getElementById("train-capacity-progress")));
   progress.max = CAPACITY_WIDTHS.length + 1;
   progress.value = 0;
   section.dataset.capacityState = "running";

@@ -1,8 +1,14 @@
 // Requests of a class session (app/api/routes/sessions.py) and the refusal text to show.
 import { t } from "../i18n.js";
 
-/** JSON request; resolves to { ok, status, data }. Never throws for an HTTP refusal. */
+/**
+ * JSON request; resolves to { ok, status, data }. Never throws for an HTTP refusal.
+ * @param {string} method
+ * @param {string} url
+ * @param {{ body?: unknown, token?: string }} [options]
+ */
 export async function request(method, url, { body, token } = {}) {
+  /** @type {Record<string, string>} */
   const headers = {};
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
@@ -55,6 +61,9 @@ export function deviceId() {
 /**
  * An EventSource on the session's events with handlers by event type. When the browser
  * gives up (the server answered an error, e.g. 404 after a restart), `onClosed` is called.
+ * @param {string} code
+ * @param {Record<string, (data: any, id: number) => void>} handlers
+ * @param {{ onOpen?: () => void, onError?: () => void, onClosed?: () => void }} [callbacks]
  */
 export function openEvents(code, handlers, { onOpen, onError, onClosed } = {}) {
   const source = new EventSource(`/api/sessions/${encodeURIComponent(code)}/events?device=${deviceId()}`);

@@ -142,7 +142,7 @@ export function initStudent(app, code) {
   // A student who moves a control while following leaves the lecture (their change stays).
   for (const type of ["input", "change"]) {
     document.querySelector(".controls")?.addEventListener(type, (e) => {
-      if (!following || applying || !e.isTrusted || e.target?.id === "lang") return;
+      if (!following || applying || !e.isTrusted || /** @type {HTMLElement} */ (e.target)?.id === "lang") return;
       explore();
     });
   }
