@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.lab import figure_parts
+from app.lab.figures import parts as figure_parts
 from tests.browser.conftest import wait_rendered
 
 

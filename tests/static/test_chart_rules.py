@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from app.lab import figure_parts
+from app.lab.figures import parts as figure_parts
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES = json.loads((ROOT / "static" / "js" / "charts" / "rules.json").read_text("utf-8"))
