@@ -44,6 +44,11 @@ def test_fuzz_no_5xx_and_schema_conformance(method: str, path: str, mode: Genera
         statuses = fuzz_operation(method, path, mode, EXAMPLES, reached=reached)
     assert sum(statuses.values()) >= 1
     assert not [s for s in statuses if s >= 500]
+    if path.startswith("/api/sessions"):
+        # a session's endpoints answer 2xx only with a live code (and the presenter's token),
+        # which generated cases do not have: refusals are checked in tests/api/test_sessions_*
+        assert set(statuses) <= {200, 201, 204, 403, 404, 409, 413, 422, 429}, statuses
+        return
     if mode is GenerationMode.POSITIVE and path in RAW_FILE_BODIES:
         assert set(statuses) == {422}, statuses  # a clear refusal, never a 5xx
     elif mode is GenerationMode.POSITIVE:  # the response schema check ran on real answers

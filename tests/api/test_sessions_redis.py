@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from benchmarks import nginx
 from tests.serverproc import start_server, stop_server
 from tests.sessionhelpers import RedisServer, read_until, redis_available
 
@@ -63,6 +64,47 @@ def test_lecturer_on_one_process_students_on_another(redis_url: str) -> None:
                 assert read_until(r, "state")[-1].data["state"] == {"d_ff": 104}
             assert sb.delete(f"/api/sessions/{code}", headers=auth).status_code == 204
             assert sb.get(f"/api/sessions/{code}").status_code == 404
+    finally:
+        for proc in (a, b):
+            if proc.poll() is None:
+                stop_server(proc)
+
+
+@pytest.mark.skipif(not nginx.available(), reason="nginx is not installed (apt-get install nginx)")
+def test_a_replica_killed_mid_lecture(redis_url: str) -> None:
+    """Students behind nginx on two replicas; one replica dies: the students it served
+    reconnect through the proxy (Last-Event-ID) and get what the lecturer changed."""
+    env = {"FFN_LAB_REDIS_URL": redis_url}
+    a, base_a = start_server(env)
+    b, base_b = start_server(env)
+    try:
+        with (
+            nginx.Nginx(upstreams=[base_a, base_b]) as proxy,
+            httpx.Client(base_url=base_b, timeout=30) as lecturer,
+            httpx.Client(base_url=proxy.base, timeout=30) as students,
+        ):
+            created = lecturer.post("/api/sessions").json()
+            code, token = created["code"], created["presenter_token"]
+            auth = {"Authorization": f"Bearer {token}"}
+            lecturer.put(f"/api/sessions/{code}/state", json={"d_ff": 32}, headers=auth)
+            path = f"/api/sessions/{code}/events"
+            # round robin: of two streams through nginx, one is on each replica
+            with students.stream("GET", path) as s1, students.stream("GET", path) as s2:
+                last = [read_until(s, "state")[-1].id for s in (s1, s2)]
+                a.kill()  # killed, not stopped: its streams just break
+                a.wait(timeout=10)
+                lecturer.put(f"/api/sessions/{code}/state", json={"d_ff": 40}, headers=auth)
+                got = []
+                for stream, seen in zip((s1, s2), last, strict=True):
+                    try:
+                        got.append(read_until(stream, "state")[-1])
+                    except (AssertionError, httpx.HTTPError):
+                        # this one was on the dead replica: reconnect as a browser does
+                        headers = {"Last-Event-ID": str(seen)}
+                        with students.stream("GET", path, headers=headers) as again:
+                            assert again.status_code == 200
+                            got.append(read_until(again, "state")[-1])
+                assert [e.data["state"] for e in got] == [{"d_ff": 40}, {"d_ff": 40}]
     finally:
         for proc in (a, b):
             if proc.poll() is None:

@@ -28,7 +28,7 @@ from typing import Annotated, Any
 
 import orjson
 import segno
-from fastapi import APIRouter, Header, HTTPException, Request, Response
+from fastapi import APIRouter, Header, HTTPException, Path, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
 from fastapi.templating import Jinja2Templates
@@ -61,7 +61,27 @@ from app.services.sessions import (
 )
 from app.services.sessions.codes import normal_code
 
-router = APIRouter(prefix="/api/sessions", tags=["sessions"])
+
+def _said(what: str) -> dict[str, Any]:
+    return {"description": what, "content": {"application/json": {"schema": {"type": "object"}}}}
+
+
+REFUSALS: dict[int | str, dict[str, Any]] = {
+    403: _said("without this session's presenter token (Authorization: Bearer <token>)"),
+    404: _said("no such session (never made, ended, or idle too long), or question"),
+    409: _said("the question has been revealed: answers are closed"),
+    413: _said("the body is over the limit"),
+    429: _said("too many requests of this kind (Retry-After), or the session is full"),
+    503: _said("the server runs its most sessions"),
+}
+"""The refusals every session endpoint may answer (documented in /openapi.json)."""
+
+Code = Annotated[
+    str, Path(min_length=1, max_length=16, description="the session code, e.g. K7QF3M")
+]
+QuestionId = Annotated[str, Path(min_length=1, max_length=32, description="the question's id")]
+
+router = APIRouter(prefix="/api/sessions", tags=["sessions"], responses=REFUSALS)
 pages = APIRouter(tags=["pages"], include_in_schema=False)
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
 
@@ -166,7 +186,7 @@ async def create_session(request: Request) -> SessionCreated:
 
 
 @router.get("/{code}", response_model=SessionOut)
-async def get_session(code: str, request: Request) -> SessionOut:
+async def get_session(code: Code, request: Request) -> SessionOut:
     """The session as a screen joining now sees it (404 when it has ended)."""
     code = code_of(code)
     with refusals():
@@ -215,7 +235,7 @@ async def read_body(request: Request, limit: int) -> Any:
     },
 )
 async def put_state(
-    code: str,
+    code: Code,
     request: Request,
     authorization: Annotated[str | None, Header()] = None,
 ) -> StateVersion:
@@ -242,7 +262,7 @@ async def put_state(
     responses={200: {"content": {"text/event-stream": {}}}},
 )
 async def get_events(
-    code: str,
+    code: Code,
     request: Request,
     device: str | None = None,
     last_event_id: Annotated[str | None, Header()] = None,
@@ -275,7 +295,7 @@ async def get_events(
 
 @router.post("/{code}/questions", status_code=201)
 async def post_question(
-    code: str,
+    code: Code,
     req: QuestionRequest,
     request: Request,
     authorization: Annotated[str | None, Header()] = None,
@@ -292,7 +312,7 @@ async def post_question(
 
 
 @router.post("/{code}/answers", response_model=AnswerAccepted)
-async def post_answer(code: str, req: AnswerRequest, request: Request) -> AnswerAccepted:
+async def post_answer(code: Code, req: AnswerRequest, request: Request) -> AnswerAccepted:
     """A student's answer (anonymous: a random device id, one answer per device)."""
     code = code_of(code)
     with refusals():
@@ -302,8 +322,8 @@ async def post_answer(code: str, req: AnswerRequest, request: Request) -> Answer
 
 @router.post("/{code}/questions/{question_id}/reveal")
 async def post_reveal(
-    code: str,
-    question_id: str,
+    code: Code,
+    question_id: QuestionId,
     request: Request,
     authorization: Annotated[str | None, Header()] = None,
 ) -> Response:
@@ -330,7 +350,7 @@ async def post_reveal(
 
 @router.delete("/{code}", status_code=204)
 async def delete_session(
-    code: str, request: Request, authorization: Annotated[str | None, Header()] = None
+    code: Code, request: Request, authorization: Annotated[str | None, Header()] = None
 ) -> Response:
     """End the session: every screen says so; nothing of it is kept."""
     code = code_of(code)

@@ -109,6 +109,10 @@ class MemoryStore:
         # no await below: nothing else runs between the checks and the write
         if not self._alive(code):
             raise NotFound("The class session has ended.", field="code")
+        if self._records[code].get("qid") != qid:
+            raise NotFound(
+                f"Question {qid} is not this session's current question.", field="question_id"
+            )
         if self._records[code].get("closed") == qid:
             raise Conflict("This question has been revealed: answers are closed.", "question_id")
         by_question = self._answers.setdefault(code, {})

@@ -34,14 +34,18 @@ JSON_FIELDS = ("state", "question", "reveal")
 
 ANSWER_SCRIPT = """
 if redis.call('HEXISTS', KEYS[1], 'token') == 0 then return -3 end
+if redis.call('HGET', KEYS[1], 'qid') ~= ARGV[1] then return -4 end
 if redis.call('HGET', KEYS[1], 'closed') == ARGV[1] then return -1 end
 if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0
    and redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[4]) then return -2 end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 redis.call('EXPIRE', KEYS[2], tonumber(ARGV[5]))
+redis.call('EXPIRE', KEYS[1], tonumber(ARGV[5]))
+redis.call('ZADD', KEYS[3], ARGV[6], ARGV[7])
 return 1
 """
-"""An answer in one atomic step: the session exists, its question is open, the cap holds."""
+"""An answer in one atomic step: the session exists, `qid` is its question and still open,
+the cap holds; the session is kept alive (one round trip)."""
 
 
 def _key(code: str, suffix: str = "") -> str:
@@ -184,19 +188,20 @@ class RedisStore:
     ) -> None:
         result = int(
             await self._answer_script(
-                keys=[_key(code), _key(code, f":a:{qid}")],
-                args=[qid, device, choice, max_answers, self.ttl],
+                keys=[_key(code), _key(code, f":a:{qid}"), f"{PREFIX}sessions"],
+                args=[qid, device, choice, max_answers, self.ttl, time.time(), code],
             )
         )
         if result == -3:
             raise NotFound("The class session has ended.", field="code")
         if result == -1:
             raise Conflict("This question has been revealed: answers are closed.", "question_id")
+        if result == -4:
+            raise NotFound(
+                f"Question {qid} is not this session's current question.", field="question_id"
+            )
         if result == -2:
             raise Full(f"This question has {max_answers} answers already (the limit).", "session")
-        async with self.redis.pipeline(transaction=True) as pipe:
-            await self._touch(pipe, code)
-            await pipe.execute()
 
     async def answers(self, code: str, qid: str) -> dict[str, str]:
         raw = await self.redis.hgetall(_key(code, f":a:{qid}"))

@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from cachetools import TTLCache
+
 from app.config import Settings
 from app.services.sessions.codes import new_code, new_token, token_hash, token_matches
 from app.services.sessions.errors import Forbidden, Full, Invalid, NotFound
@@ -113,6 +115,7 @@ class SessionService:
             settings.session_create_rate, settings.session_create_burst, "new sessions"
         )
         self._tally_due: set[str] = set()
+        self._choices: TTLCache[tuple[str, str], tuple[str, ...]] = TTLCache(4096, ttl=3600)
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
@@ -208,7 +211,9 @@ class SessionService:
         await self.authorize(code, token)
         self.state_limit.check(code)
         # stored before it is sent: an answer right after the event finds the question
-        await self.store.update(code, {"question": question, "reveal": None, "closed": ""})
+        await self.store.update(
+            code, {"question": question, "qid": question["id"], "reveal": None, "closed": ""}
+        )
         event = await self.store.publish(code, "question", {"question": public})
         await self.store.update(code, {"question_event": event.id})
         return event
@@ -266,13 +271,16 @@ class SessionService:
             Invalid: a choice the question does not have. RateLimited, Full.
         """
         self.answer_limit.check((code, device))
-        record = await self.require(code)
-        question = record.get("question")
-        if not question or question.get("id") != qid:
-            raise NotFound(
-                f"Question {qid} is not this session's current question.", field="question_id"
-            )
-        ids = [c["id"] for c in question["choices"]]
+        ids = self._choices.get((code, qid))
+        if ids is None:  # a question never changes: its choices are read once per process
+            record = await self.require(code)
+            question = record.get("question")
+            if not question or question.get("id") != qid:
+                raise NotFound(
+                    f"Question {qid} is not this session's current question.", field="question_id"
+                )
+            ids = tuple(c["id"] for c in question["choices"])
+            self._choices[(code, qid)] = ids
         if choice not in ids:
             raise Invalid(f"choice must be one of {', '.join(ids)}; got {choice!r}.", "choice")
         await self.store.set_answer(
@@ -319,7 +327,7 @@ class SessionService:
             Full: the session has `max_students_per_session` listeners already.
         """
         self.connect_limit.check((code, client))
-        await self.require(code)
+        await self.require(code)  # before counting: an unknown code leaves nothing behind
         key = f"{client}:{secrets.token_hex(4)}"
         count = await self.store.add_listener(code, key, self.listener_ttl)
         if count > self.settings.max_students_per_session + 1:  # + 1: the lecturer's own page
