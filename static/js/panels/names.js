@@ -46,7 +46,11 @@ export function namesTooltip(entry, label) {
 function cell(text, mono = true) {
   const td = document.createElement("td");
   if (mono) td.className = "mono";
-  td.textContent = text;
+  // a long path may break after a dot, never inside a name
+  text.split(/(?<=\.)/).forEach((part, i) => {
+    if (i) td.append(document.createElement("wbr"));
+    td.append(part);
+  });
   return td;
 }
 
