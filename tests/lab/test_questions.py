@@ -6,16 +6,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.config import get_settings
+from app.lab.limits import Limits
+from app.lab.notebook import default_cache
 from app.lab.questions import KINDS, answer_question, build_question
 from app.model.presets import PRESETS
-from app.services.shared import default_cache
 from tests import reference
 
 
 def answer(kind: str, state: dict[str, object]) -> tuple[list[object], object]:
     q = build_question(kind, state, "q1")
-    a = answer_question(q, default_cache(), get_settings())
+    a = answer_question(q, default_cache(), Limits())
     values = {c["id"]: c["value"] for c in q.choices}
     return [values[c] for c in a.correct], a.value
 
