@@ -333,7 +333,7 @@ class SessionService:
         if count > self.settings.max_students_per_session + 1:  # + 1: the lecturer's own page
             await self.store.remove_listener(code, key)
             raise Full(
-                f"This session has {self.settings.max_students_per_session} students already "
+                f"This class session has {self.settings.max_students_per_session} students already "
                 "(the limit): ask the lecturer.",
                 scope="session",
             )
