@@ -123,9 +123,11 @@ export function parseState(schema, search, hash = "") {
     if (value !== undefined) present.add(name);
     state[name] = value === undefined ? structuredClone(spec.default) : value;
   }
-  for (const name of params.keys()) {
-    if (!(name in schema) && !invalid.some((e) => e.name === name)) {
-      invalid.push({ name, raw: params.get(name) });
+  const named = new Set(invalid.map((e) => e.name)); // linear in the link, however many names
+  for (const [name, raw] of params) {
+    if (!(name in schema) && !named.has(name)) {
+      named.add(name);
+      invalid.push({ name, raw });
     }
   }
   return { state, invalid, present };
