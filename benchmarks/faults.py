@@ -46,6 +46,8 @@ import numpy as np
 from benchmarks.nginx import Nginx
 from tests.serverproc import ROOT, free_port, start_server, stop_server, wait_ready
 
+READY_S = 300
+"""How long a server may take to start (a shared machine under load is slow to import)."""
 MIB = 1 << 20
 UPLOAD_LIMIT = 64 * MIB
 
@@ -123,7 +125,7 @@ def bench_uploads() -> dict[str, Any]:
     out: dict[str, Any] = {}
     for kind in ("npz", "safetensors", "pt"):
         files = worst_files(kind)
-        proc, base = start_server(env={"FFN_LAB_UPLOAD_CACHE_BYTES": "0"})
+        proc, base = start_server(env={"FFN_LAB_UPLOAD_CACHE_BYTES": "0"}, ready_timeout_s=READY_S)
         try:
             httpx.post(f"{base}/api/forward", json={"d_model": 8, "d_ff": 16}, timeout=60)
             before = _hwm(proc.pid)
@@ -190,8 +192,8 @@ def _class_load(base: str, seconds: float, kill: Any, students: int = 16) -> dic
 def bench_replicas(seconds: float) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, deploy in (("deploy/nginx.conf", True), ("earlier README config", False)):
-        first, a = start_server()
-        second, b = start_server()
+        first, a = start_server(ready_timeout_s=READY_S)
+        second, b = start_server(ready_timeout_s=READY_S)
         try:
             with Nginx([a, b], deploy=deploy) as proxy:
                 counts = _class_load(proxy.base, seconds, first.kill)
@@ -211,7 +213,9 @@ def bench_sigterm(runs: int = 3) -> dict[str, Any]:
     last_line, exits = [], []
     final = ""
     for _ in range(runs):
-        proc, base = start_server(env={"FFN_LAB_MAX_TRAIN_WORK": str(10**14)})
+        proc, base = start_server(
+            env={"FFN_LAB_MAX_TRAIN_WORK": str(10**14)}, ready_timeout_s=READY_S
+        )
         try:
             with (
                 httpx.Client(timeout=60) as client,
@@ -277,7 +281,7 @@ def bench_slow() -> dict[str, Any]:
     address = ("127.0.0.1", port)
     head = b"POST /api/forward HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n"
     try:
-        wait_ready(proc, f"http://127.0.0.1:{port}/api/health")
+        wait_ready(proc, f"http://127.0.0.1:{port}/api/health", timeout_s=READY_S)
         with ThreadPoolExecutor(3) as pool:
             idle = pool.submit(_cut_after, address, b"", b"")
             headers = pool.submit(_cut_after, address, b"", head * 10)
