@@ -35,6 +35,7 @@ from app.config import get_settings
 from app.main import create_app
 from app.model.activations import ACTIVATIONS
 from app.model.ffn import FFNConfig, expected_shapes
+from tests.layer_files import layer_files
 
 SMALL_LIMITS = {
     "FFN_LAB_MAX_TOKENS": "8",
@@ -136,6 +137,11 @@ def limits(env: dict[str, str]) -> Iterator[None]:
         get_settings.cache_clear()
 
 
+FILE_BODIES = frozenset({"/api/weights/upload"})
+"""Operations whose body is a layer file: half their positive cases are real layer files of
+every format, valid or corrupted (tests/layer_files.py), besides the schema's random bytes."""
+
+
 def fuzz_operation(
     method: str,
     path: str,
@@ -163,6 +169,15 @@ def fuzz_operation(
             lambda body: operation.Case(body=body, media_type="application/json")
         )
         strategy = st.one_of(strategy, submitted)
+    if mode is GenerationMode.POSITIVE and path in FILE_BODIES:
+        files = layer_files().map(
+            lambda file: operation.Case(
+                body=file[1],
+                media_type="application/octet-stream",
+                query={"filename": file[0]},
+            )
+        )
+        strategy = st.one_of(strategy, files)
     statuses: Counter[int] = Counter()
 
     @seed(random_seed)
@@ -174,7 +189,8 @@ def fuzz_operation(
     )
     @given(case=strategy)
     def run(case: schemathesis.Case[Any]) -> None:
-        response = case.call_and_validate(checks=CHECKS)
+        # a generous read timeout: a busy shared machine can take seconds to stream a training
+        response = case.call_and_validate(checks=CHECKS, timeout=60)
         statuses[response.status_code] += 1
         body = case.body if isinstance(case.body, dict) else {}
         if reached is not None and response.status_code == 200 and "weights" in body:

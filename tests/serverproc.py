@@ -30,11 +30,13 @@ def start_server(
     workers: int = 1,
     port: int | None = None,
     root: Path = ROOT,
+    ready_timeout_s: float = 60,
 ) -> tuple[subprocess.Popen[bytes], str]:
     """Start the app of the checkout `root` (default: this one) on 127.0.0.1 (a free port
     unless `port`); returns (process, base URL).
 
-    Waits until /api/health answers (at most 60 s). Stop it with `stop_server(proc)`.
+    Waits until /api/health answers (at most `ready_timeout_s`). Stop it with
+    `stop_server(proc)`.
     """
     port = port or free_port()
     cmd = [
@@ -59,7 +61,7 @@ def start_server(
         stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
-    wait_ready(proc, f"{base}/api/health", timeout_s=60)
+    wait_ready(proc, f"{base}/api/health", timeout_s=ready_timeout_s)
     return proc, base
 
 

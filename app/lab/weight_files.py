@@ -113,7 +113,8 @@ def read_tensors(
             if bounds is not None:
                 check_zip(data, filename, bounds, "npz")
             with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-                return "npz", {k: torch.from_numpy(np.array(npz[k])) for k in npz.files}
+                # each npz[k] is a fresh array read from its member: no second copy
+                return "npz", {k: torch.from_numpy(npz[k]) for k in npz.files}
         if name.endswith((".pt", ".pth", ".bin")):
             if bounds is not None:
                 check_pt(data, filename, bounds)

@@ -95,6 +95,11 @@ export function parseNpy(buffer) {
   const [rows, cols] = shape.length === 1 ? [1, shape[0]] : shape;
   const [size, read] = type;
   const offset = start + headerLength;
+  // a shape with a zero (100000000 x 0) holds no numbers but would make 10^8 rows: refused
+  // with the other shapes the file's bytes cannot hold, before a row is made
+  if (!(Number.isSafeInteger(rows) && Number.isSafeInteger(cols)) || rows < 1 || cols < 1) {
+    throw new ParseError("parse.empty", {});
+  }
   if (bytes.length < offset + rows * cols * size) throw new ParseError("parse.npy_short", {});
   const out = [];
   for (let i = 0; i < rows; i++) {

@@ -123,9 +123,11 @@ export function parseState(schema, search, hash = "") {
     if (value !== undefined) present.add(name);
     state[name] = value === undefined ? structuredClone(spec.default) : value;
   }
-  for (const name of params.keys()) {
-    if (!(name in schema) && !invalid.some((e) => e.name === name)) {
-      invalid.push({ name, raw: params.get(name) });
+  const named = new Set(invalid.map((e) => e.name)); // linear in the link, however many names
+  for (const [name, raw] of params) {
+    if (!(name in schema) && !named.has(name)) {
+      named.add(name);
+      invalid.push({ name, raw });
     }
   }
   return { state, invalid, present };
@@ -234,7 +236,11 @@ function encodeFragment(spec, value) {
   return `${head}.${toBase64Url(names.flatMap((k) => value[k].flat()))}`;
 }
 
+// Decoding is bounded by the link: a value longer than MAX_FRAGMENT_CHARS is refused unread,
+// and every declared shape is checked against the numbers present before a row is made
+// (a head such as w1:100000000x0 declares no numbers but 10^8 rows: refused at once).
 function decodeFragment(spec, raw) {
+  if (raw.length > MAX_FRAGMENT_CHARS) return undefined;
   const dot = raw.indexOf(".");
   if (dot < 0) return undefined;
   const numbers = fromBase64Url(raw.slice(dot + 1));
@@ -251,16 +257,17 @@ function decodeFragment(spec, raw) {
   let at = 0;
   for (const piece of head.split(",")) {
     const m = /^(\w+):(\d+)(?:x(\d+))?$/.exec(piece);
-    if (!m || !WEIGHT_ORDER.includes(m[1])) return undefined;
+    if (!m || !WEIGHT_ORDER.includes(m[1]) || m[1] in out) return undefined;
     const rows = Number(m[2]);
+    const cols = m[3] === undefined ? 1 : Number(m[3]);
+    // every piece holds at least one number, and no more than the link carries
+    if (rows < 1 || cols < 1 || at + rows * cols > numbers.length) return undefined;
     if (m[3] === undefined) {
       out[m[1]] = numbers.slice(at, at + rows);
-      at += rows;
     } else {
-      const cols = Number(m[3]);
       out[m[1]] = Array.from({ length: rows }, (_, i) => numbers.slice(at + i * cols, at + (i + 1) * cols));
-      at += rows * cols;
     }
+    at += rows * cols;
   }
   return at === numbers.length && out.w1 && out.w2 ? out : undefined;
 }

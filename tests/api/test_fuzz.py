@@ -1,6 +1,7 @@
 """Schemathesis against the app's own OpenAPI schema: no 5xx, responses match the schema.
 
-50 positive and 50 negative examples per operation (derandomised, so CI is repeatable);
+100 positive and 100 negative examples per operation (derandomised, so CI is repeatable;
+at least 200 generated requests per operation, the upload included);
 limits are lowered through Settings so that no generated case builds a large FFN. The
 longer run is `python -m benchmarks.fuzz --examples 300`. Operations that take `weights`
 also get consistent submitted-weight bodies (biases on and off, plain and gated), and at
@@ -16,7 +17,7 @@ from schemathesis import GenerationMode
 
 from benchmarks.fuzz import BIAS_FREE, CASES, SMALL_LIMITS, SUBMITTED, fuzz_operation, limits
 
-EXAMPLES = 50
+EXAMPLES = 100
 TAKES_WEIGHTS = {
     "/api/forward",
     "/api/perturb",
@@ -31,8 +32,9 @@ TAKES_WEIGHTS = {
 }
 
 RAW_FILE_BODIES = {"/api/weights/upload"}
-"""Bodies that are weight files: random bytes are (rightly) all refused with 422 here; valid
-files of every format are sent by tests/api/test_weights_upload.py."""
+"""Bodies that are weight files: the schema's random bytes are (rightly) refused with 422;
+half the positive cases are layer files of every format, valid or corrupted
+(tests/layer_files.py), of which valid ones must be accepted."""
 
 
 @pytest.mark.parametrize(
@@ -50,7 +52,7 @@ def test_fuzz_no_5xx_and_schema_conformance(method: str, path: str, mode: Genera
         assert set(statuses) <= {200, 201, 204, 403, 404, 409, 413, 422, 429}, statuses
         return
     if mode is GenerationMode.POSITIVE and path in RAW_FILE_BODIES:
-        assert set(statuses) == {422}, statuses  # a clear refusal, never a 5xx
+        assert set(statuses) <= {200, 422} and statuses[200] >= 1, statuses
     elif mode is GenerationMode.POSITIVE:  # the response schema check ran on real answers
         assert statuses[200] >= 1, statuses
         if path in TAKES_WEIGHTS:  # consistent submitted weights, bias-free too, really ran
