@@ -60,7 +60,7 @@ def render_handout(
             config=PLOT_CONFIG | {"responsive": True, "staticPlot": False},
             div_id=f"handout-plot-{number}",
             default_width="100%",
-            default_height="360px",
+            default_height=f"{pic.figure.layout.height or 360}px",
             validate=False,
         )
         sections.append(
