@@ -20,12 +20,15 @@ from plotly.subplots import make_subplots
 from app.analysis.budget import attention_param_counts
 from app.config import get_settings
 from app.lab import notebook
+from app.lab.contrast import attention_vs_ffn
 from app.lab.figures.panels import flow, perturbation, sparsity
 from app.lab.figures.parts import ACCENT, DIVERGING, MUTED, Messages, _layout
 from app.lab.handout.steps import Step, forward_body, perturb_body
 from app.lab.learning.capacity import capacity_sweep
 from app.lab.learning.memory import TrainConfig
 from app.lab.learning.train import Final, Progress, train
+from app.lab.spec.specs import AttentionVsFFNSpec, build_spec
+from app.services.shared import default_cache
 
 # The training panel's task and settings (static/js/panels/train.js: TASK, the step count
 # and the progress lines, one every steps / 50; CAPACITY_WIDTHS and the sweep's task).
@@ -83,6 +86,28 @@ def _perturb(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture
         else msg("snapshot.perturb", position=p["position"], value=f"{most:.3g}")
     )
     return Picture("perturb", perturbation(p, lang), [line])
+
+
+def _attention(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture:
+    settings = get_settings()
+    body = perturb_body(s) | {"num_heads": s["heads"], "influence": False}
+    spec = build_spec(AttentionVsFFNSpec, settings, body)
+    with notebook.server_threads(settings):
+        answer = attention_vs_ffn(spec, default_cache(), settings)
+    fig = go.Figure(
+        layout=_layout(msg("perturb.bars"), msg("axis.position"), msg("axis.delta_norm"),
+                       showlegend=True, barmode="group", legend={"orientation": "h", "y": -0.25})
+    )  # fmt: skip
+    numbers = []
+    for side, color in (("attention", MUTED), ("ffn", ACCENT)):
+        norms = [float(v) for v in answer[side]["delta_norm_per_position"]]
+        name = msg(f"handout.{side}")
+        fig.add_trace(
+            go.Bar(x=list(range(len(norms))), y=norms, name=name, marker={"color": color})
+        )
+        numbers.append(msg("handout.moved", name=name, moved=answer[side]["moved_count"],
+                           tokens=len(norms), position=answer["position"]))  # fmt: skip
+    return Picture("attention", fig, numbers)
 
 
 def _budget(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture:
@@ -330,6 +355,7 @@ def _capacity(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Pictur
 
 
 BUILDERS: dict[str, Callable[[Step, dict[str, Any], Messages, str], Picture]] = {
+    "attention": _attention,
     "flow": _flow,
     "sparsity": _sparsity,
     "perturb": _perturb,

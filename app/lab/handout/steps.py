@@ -35,6 +35,7 @@ LESSON_BASE: dict[str, Any] = {
 """Every step starts from these settings (as the page's LESSON_BASE)."""
 
 PICTURES = (
+    "attention",
     "flow",
     "sparsity",
     "perturb",
@@ -81,7 +82,7 @@ STEPS: tuple[Step, ...] = (
     Step("up", {"preset": "transformer-base"}, "flow"),
     Step("activation", {}, "sparsity"),
     Step("position", {"position": 2, "scale": 2}, "perturb"),
-    Step("attention", {"position": 2, "scale": 2}, "perturb"),
+    Step("attention", {"position": 2, "scale": 2}, "attention"),
     Step("shared", {"tokens": 12}, "flow"),
     Step("budget", {"d_model": 512, "d_ff": 2048, "tokens": 12}, "budget"),
     Step("dropout", {"mode": "train", "dropout": 0.1, "dropout_seed": 0}, "flow"),
