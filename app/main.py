@@ -17,6 +17,7 @@ from app.api.middleware.compression import PageCompressionMiddleware
 from app.api.middleware.security_headers import SecurityHeadersMiddleware
 from app.api.routes import cheaper as routes_cheaper
 from app.api.routes import forward as routes_forward
+from app.api.routes import handout as routes_handout
 from app.api.routes import meta as routes_meta
 from app.api.routes import neuron as routes_neuron
 from app.api.routes import pages
@@ -98,6 +99,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(routes_neuron.router)
     app.include_router(routes_teaching.router)
     app.include_router(routes_snapshot.router)
+    app.include_router(routes_handout.router)
     app.include_router(routes_stack.router)
     app.include_router(routes_cheaper.router)
     app.include_router(routes_train.router)

@@ -46,6 +46,28 @@ def test_no_ffn_memorises_less_on_the_same_seed(client: TestClient) -> None:
     assert without["params"]["sublayer"] == 16 * 16 + 16
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_same_budget_linear_control_has_the_ffn_count_and_memorises_less(
+    client: TestClient, seed: int
+) -> None:
+    """The linear control with the FFN's own two maps: the FFN model's parameter count, and
+    still fewer pairs memorised than the FFN, so the budget is not what memorises."""
+    body = {**S, "steps": 300, "seed": seed, "include_weights": True}
+    with_ffn = stream(client, **body)[-1]["final"]
+    control = stream(client, **body, ffn=False, same_budget=True)[-1]["final"]
+    assert control["params"] == with_ffn["params"]
+    assert control["params"]["total"] == (16 * 64 + 64 + 64 * 16 + 16) + (16 * 4 + 4)
+    assert control["config"]["same_budget"] is True and control["config"]["d_ff"] == 64
+    assert control["reading"] is None and control["dead_units"] is None
+    assert control["memorised"] < with_ffn["memorised"]
+    # the control is a linear map of x: recompute its logits from its final weights
+    w = {k: np.asarray(v, dtype=np.float64) for k, v in control["weights"].items()}
+    assert set(w) == {"w1", "b1", "w2", "b2", "w_u", "b_u"}
+    keys = np.asarray(control["keys"], dtype=np.float64)
+    logits = (keys + (keys @ w["w1"] + w["b1"]) @ w["w2"] + w["b2"]) @ w["w_u"] + w["b_u"]
+    assert (logits.argmax(1) == np.array(control["targets"])).sum() == control["memorised"]
+
+
 def test_dead_units_and_accuracy_recomputed_from_the_final_weights(client: TestClient) -> None:
     final = stream(client, **{**S, "lr": 1.0, "steps": 200}, include_weights=True)[-1]["final"]
     w = {k: np.array(v, dtype=np.float64) for k, v in final["weights"].items()}
@@ -106,6 +128,7 @@ def test_status_counts_the_steps(client: TestClient) -> None:
         ({"task": "copy"}, "memory"),
         ({"activation": "tanh"}, "unknown activation"),
         ({"unit": 64}, "unit = 64 is out of range"),
+        ({"same_budget": True}, "it needs ffn = false"),
         ({"steps": "10"}, "integer"),
     ],
 )

@@ -61,17 +61,17 @@ def test_training_panel_progress_curves_and_result(page, server_url):  # type: i
     page.locator('#train[data-train-state="done"]').wait_for(state="attached", timeout=TIMEOUT)
     # The progress bar moved while lines arrived...
     seen = page.evaluate("window.__progress")
-    assert any(0 < v < 600 for v in seen), seen
+    assert any(0 < v < 900 for v in seen), seen
     progress = page.evaluate(
         "[document.getElementById('train-progress').value,"
         " document.getElementById('train-progress').max]"
     )
-    assert progress == [600, 600]  # two runs of 300 steps
+    assert progress == [900, 900]  # three runs of 300 steps
     result = page.locator("#train-result")
     assert int(result.get_attribute("data-with-ffn") or 0) == 64
     assert int(result.get_attribute("data-without-ffn") or 64) < 64
-    # the drawn curves: two runs; accuracy of the FFN run ends at 1
-    assert page.locator("#plot-train-accuracy").get_attribute("data-traces") == "2"
+    # the drawn curves: three runs; accuracy of the FFN run ends at 1
+    assert page.locator("#plot-train-accuracy").get_attribute("data-traces") == "3"
     accuracy = page.evaluate("Array.from(document.getElementById('plot-train-accuracy').data[0].y)")
     assert accuracy[-1] == 1.0 and accuracy[0] < 0.5
     # x axes span the run (0..steps); the dead-unit count starts at 0, never below
@@ -122,11 +122,11 @@ def test_cancel_stops_the_servers_work(page, server_url):  # type: ignore[no-unt
     status = httpx.get(f"{server_url}/api/train/status").json()
     assert status["running"] == 0
     # both streams ended; the longer one (with the FFN) was cut short by the cancel (the
-    # smaller no-FFN model may already have finished its steps on a fast machine)
-    assert (
-        status["cancelled"] + status["completed"] == before["cancelled"] + before["completed"] + 2
-    )
-    assert status["steps_run"] - before["steps_run"] < 2 * 1000
+    # smaller linear models run one after the other: the first may already have finished
+    # its steps on a fast machine, and the second then started and was cut short)
+    ended = status["cancelled"] + status["completed"] - before["cancelled"] - before["completed"]
+    assert ended in (2, 3)
+    assert status["steps_run"] - before["steps_run"] < 3 * 1000
 
 
 def test_stack_panel_on_the_real_model(page, server_url):  # type: ignore[no-untyped-def]

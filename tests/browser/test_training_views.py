@@ -138,3 +138,48 @@ def test_the_empty_curves_say_the_run_has_started(page, server_url):  # type: ig
     page.locator(running).wait_for(state="attached", timeout=TIMEOUT)
     page.locator('#train[data-train-state="done"]').wait_for(state="attached", timeout=TIMEOUT)
     assert (loss.get_attribute("data-hint") or "").startswith("Press Train")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_each_model_shows_its_parameter_count_and_the_same_budget_control(  # type: ignore[no-untyped-def]
+    page, server_url, lang
+):
+    """The FFN, the linear map and the same-budget linear control side by side: each row
+    shows the server's parameter count, the control has the FFN's count and memorises fewer
+    pairs, and the sentence above the table says so in the page's language."""
+    page.goto(f"{server_url}/?lang={lang}&panel=train&train_steps=300")
+    wait_rendered(page)
+    bodies: list[dict[str, Any]] = []
+    train(page, bodies)
+    assert sorted((b["ffn"], b.get("same_budget", False)) for b in bodies) == [
+        (False, False),
+        (False, True),
+        (True, False),
+    ]
+    finals = {}
+    for body in bodies:
+        final = ndjson(server_url, "/api/train", body)[-1]["final"]
+        kind = "ffn" if body["ffn"] else "same_budget" if body.get("same_budget") else "linear"
+        finals[kind] = final
+    rows = page.evaluate(
+        """() => Array.from(document.querySelectorAll('#train-models tbody tr')).map((r) => ({
+          model: r.dataset.model, params: Number(r.dataset.params),
+          memorised: Number(r.dataset.memorised),
+          cells: Array.from(r.cells).map((c) => c.textContent) }))"""
+    )
+    assert [r["model"] for r in rows] == ["ffn", "linear", "same_budget"]
+    for row in rows:
+        final = finals[row["model"]]
+        assert row["params"] == final["params"]["total"]
+        assert row["memorised"] == final["memorised"]
+        assert f"{final['params']['total']:,}" == row["cells"][1]  # drawn as the page shows it
+    counts = {r["model"]: r["params"] for r in rows}
+    assert counts == {"ffn": 2196, "linear": 340, "same_budget": 2196}
+    memorised = {r["model"]: r["memorised"] for r in rows}
+    assert memorised["same_budget"] < memorised["ffn"] and memorised["linear"] < memorised["ffn"]
+    assert page.locator("#train-models").is_visible()
+    assert page.locator("#plot-train-accuracy").get_attribute("data-traces") == "3"
+    sentence = page.locator("#train-result").inner_text()
+    assert "2,196" in sentence and str(memorised["same_budget"]) in sentence
+    assert ("activation" in sentence) if lang == "en" else ("激活函数" in sentence)
+    assert not page.recorder.errors

@@ -7,8 +7,9 @@ import pytest
 import torch
 
 from app.lab.learning.capacity import capacity_sweep
-from app.lab.learning.memory import TrainConfig, TrainError, memory_task
+from app.lab.learning.memory import TrainConfig, TrainError, memory_task, model_params
 from app.lab.learning.train import Final, Progress, run_to_end, train
+from app.model.memory import MemoryModel
 from app.model.seeding import generator
 
 S = TrainConfig(d_model=16, d_ff=64, num_pairs=64, num_classes=4, steps=150, lr=0.03, log_every=10)
@@ -35,6 +36,29 @@ def test_without_the_ffn_the_same_pairs_are_memorised_less() -> None:
     assert without.progress.dead_units is None and without.reading is None
     assert without.memorised < with_ffn.memorised
     assert without.progress.accuracy <= 0.8
+
+
+def test_same_budget_linear_control_starts_from_the_ffn_weights_and_stays_linear() -> None:
+    """The control's two maps start as the FFN's w1, b1, w2, b2 (same seed), hold the same
+    parameter count, and after training still memorise fewer pairs than the FFN."""
+    config = TrainConfig(**{**vars(S), "ffn": False, "same_budget": True})
+    assert model_params(config) == model_params(S)
+    ffn = MemoryModel(16, 64, "relu", 4, 0, True)
+    control = MemoryModel(16, 64, "relu", 4, 0, False, same_budget=True)
+    start_ffn, start_control = ffn.final_weights(), control.final_weights()
+    assert set(start_control) == set(start_ffn)
+    for name, value in start_ffn.items():
+        np.testing.assert_array_equal(start_control[name], value)
+    x = torch.randn(5, 16, generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        # linear in x: f(2x) - 2 f(x) is the constant -b (the bias path), for any x
+        f = lambda v: control(v)[0]  # noqa: E731
+        np.testing.assert_allclose(f(2 * x) - 2 * f(x), f(0 * x) * -1, atol=1e-5)
+    with_ffn, linear = run_to_end(S), run_to_end(config)
+    assert linear.params == with_ffn.params
+    assert linear.memorised < with_ffn.memorised and linear.reading is None
+    with pytest.raises(TrainError, match="ffn to false"):
+        TrainConfig(same_budget=True)
 
 
 def test_keys_and_targets_come_from_their_own_streams() -> None:

@@ -105,7 +105,7 @@ def _config(config: TrainConfig) -> dict[str, Any]:
     return {
         "task": config.task,
         "d_model": config.d_model,
-        "d_ff": config.d_ff if config.ffn else None,
+        "d_ff": config.d_ff if config.ffn or config.same_budget else None,
         "activation": config.activation,
         "num_pairs": config.num_pairs,
         "num_classes": config.num_classes,
@@ -113,6 +113,7 @@ def _config(config: TrainConfig) -> dict[str, Any]:
         "lr": config.lr,
         "seed": config.seed,
         "ffn": config.ffn,
+        "same_budget": config.same_budget,
         "log_every": config.log_every,
     }
 

@@ -6,6 +6,7 @@ a refusal is a 422 naming the field, the value and what is allowed.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -130,6 +131,12 @@ class TrainRequest(TrainBase):
 
     d_ff: int = Field(64, ge=1, description="hidden width of the FFN")
     ffn: bool = Field(True, description="false: the same model with a linear map in its place")
+    same_budget: bool = Field(
+        False,
+        description="with ffn false: the linear map is the FFN's own two maps without the "
+        "activation, (x W1 + b1) W2 + b2 at width d_ff, so it has the FFN's parameter count "
+        "and is still linear in x (the same-budget control)",
+    )
     include_weights: bool = Field(
         False, description="the final line also carries the keys and the trained weights"
     )
@@ -144,6 +151,11 @@ class TrainRequest(TrainBase):
 
     @model_validator(mode="after")
     def _check_bounds(self) -> TrainRequest:
+        if self.ffn and self.same_budget:
+            raise ValueError(
+                "same_budget = true asks for the linear control with the FFN's parameter "
+                "count; it needs ffn = false (the FFN itself already has that budget)"
+            )
         config = self.config()
         check_run(config)
         if training_flops(config) > get_settings().max_train_work:
@@ -157,7 +169,9 @@ class TrainRequest(TrainBase):
 
     def config(self) -> TrainConfig:
         """The run."""
-        return self.train_config(d_ff=self.d_ff, ffn=self.ffn)
+        return replace(
+            self.train_config(d_ff=self.d_ff, ffn=self.ffn), same_budget=self.same_budget
+        )
 
 
 class CapacityRequest(TrainBase):

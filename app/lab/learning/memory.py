@@ -61,6 +61,10 @@ class TrainConfig:
         seed: the user's seed (streams "train.keys", "train.targets", "train.init",
             "train.readout").
         ffn: True: the FFN sub-layer; False: a linear map d_model -> d_model in its place.
+        same_budget: with `ffn` False, the linear map is the FFN's own two maps without the
+            activation, (x W1 + b1) W2 + b2 at width d_ff: the FFN's parameter count (of a
+            plain FFN), still linear in x. The control that shows the nonlinearity, not the
+            budget, is what memorises.
         log_every: a progress record every this many steps (and at step 0 and the end).
         threshold: |h| below this is inactive for smooth activations (ReLU: exact zeros).
 
@@ -79,6 +83,7 @@ class TrainConfig:
     lr: float = 0.01
     seed: int = 0
     ffn: bool = True
+    same_budget: bool = False
     log_every: int = 10
     threshold: float = DEFAULT_THRESHOLD
 
@@ -92,6 +97,8 @@ class TrainConfig:
             raise TrainError(f"num_classes must be at least 2, got {self.num_classes}")
         if not (math.isfinite(self.lr) and self.lr > 0):
             raise TrainError(f"lr must be a positive number, got {self.lr}")
+        if self.ffn and self.same_budget:
+            raise TrainError("same_budget is the linear control: set ffn to false with it")
         if self.threshold < 0:
             raise TrainError(f"threshold must be >= 0, got {self.threshold}")
         try:
@@ -119,6 +126,8 @@ def model_params(config: TrainConfig) -> int:
     """Trainable parameters of the model `config` builds, without building it."""
     d = config.d_model
     readout = d * config.num_classes + config.num_classes
+    if config.same_budget:
+        return param_counts(FFNConfig(d, config.d_ff, "relu"))["total"] + readout
     if not config.ffn:
         return d * d + d + readout
     return param_counts(FFNConfig(d, config.d_ff, config.activation))["total"] + readout
@@ -127,7 +136,7 @@ def model_params(config: TrainConfig) -> int:
 def training_flops(config: TrainConfig) -> int:
     """About 3 forward passes' FLOPs per step (forward + backward), plus the logging passes."""
     d, n = config.d_model, config.num_pairs
-    width = config.d_ff if config.ffn else d
+    width = config.d_ff if config.ffn or config.same_budget else d
     gated = 2 if config.ffn and get_activation(config.activation).gated else 1
     forward = 2 * n * (d * width * gated + width * d + d * config.num_classes)
     logs = config.steps // config.log_every + 2

@@ -55,8 +55,9 @@ class Final:
         targets: the target class of every pair.
         keys: float32 [num_pairs, d_model], the training keys.
         weights: the final weights, float32, paper orientation: w1 [d_model, d_ff], b1,
-            w2 [d_ff, d_model], b2 (and w_gate, b_gate) with the FFN, or a [d_model, d_model]
-            and a_bias without; w_u [d_model, num_classes] and b_u (the readout).
+            w2 [d_ff, d_model], b2 (and w_gate, b_gate when gated) with the FFN and the same-budget
+            linear map, or a [d_model, d_model] and a_bias with the square linear map;
+            w_u [d_model, num_classes] and b_u (the readout).
     """
 
     progress: Progress
@@ -117,7 +118,13 @@ def train(
     started = time.monotonic()
     keys, targets = memory_task(config)
     model = MemoryModel(
-        config.d_model, config.d_ff, config.activation, config.num_classes, config.seed, config.ffn
+        config.d_model,
+        config.d_ff,
+        config.activation,
+        config.num_classes,
+        config.seed,
+        config.ffn,
+        same_budget=config.same_budget,
     )
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
     progress, _, _ = _measure(model, keys, targets, 0, config)

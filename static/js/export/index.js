@@ -154,6 +154,39 @@ async function snapshot(app) {
   }
 }
 
+/**
+ * The lesson handout (POST /api/handout): every lesson step computed on the server in the
+ * page's language, downloaded as one offline HTML file; the status line says it is being
+ * built (tens of seconds) and when it is done.
+ */
+async function handout() {
+  const button = $("export-handout");
+  const status = $("status");
+  button.disabled = true;
+  button.setAttribute("aria-busy", "true");
+  status.textContent = t("export.handout_busy");
+  status.dataset.kind = "";
+  try {
+    const lang = document.documentElement.lang;
+    const body = { lang, base_url: `${location.origin}${location.pathname}` };
+    const response = await fetch("/api/handout", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    if (!response.ok) throw new ApiError(response.status, await response.json());
+    const name = (response.headers.get("content-disposition") ?? "").match(/filename="?([^";]+)"?/);
+    downloadBlob(await response.blob(), name ? name[1] : `ffn-lab_lesson-handout_${lang}.html`);
+    status.textContent = t("export.handout_done");
+  } catch (err) {
+    status.textContent = describeError(err);
+    status.dataset.kind = "error";
+  } finally {
+    button.disabled = false;
+    button.removeAttribute("aria-busy");
+  }
+}
+
 export function initExport(app) {
   addPlotTools(app);
   const close = () => { $("export-menu").open = false; };
@@ -186,4 +219,5 @@ export function initExport(app) {
     });
   });
   $("export-snapshot").addEventListener("click", () => { close(); snapshot(app); });
+  $("export-handout").addEventListener("click", () => { close(); handout(); });
 }

@@ -1,6 +1,9 @@
 // Watching an FFN learn a memory: POST /api/train streams NDJSON progress lines; the loss,
-// accuracy and dead-unit curves grow as they arrive, with and without the FFN side by side.
-// Cancel closes the connection (the server stops). The capacity sweep runs on request.
+// accuracy and dead-unit curves grow as they arrive, side by side for the FFN, the model
+// without it (a linear map) and the same-budget linear control (the FFN's own two maps
+// without the activation: its parameter count, still linear), with each model's parameter
+// count from the server. Cancel closes the connection (the server stops). The capacity
+// sweep runs on request.
 import { emit, on } from "../bus.js";
 import { bars, lines, SERIES } from "../charts.js";
 import { count, magnitude, percent } from "../format.js";
@@ -23,7 +26,9 @@ const CAPACITY_WIDTHS = [4, 8, 16, 32, 64, 128];
 let state = null;
 let controller = null;
 let capacityController = null;
-let runs = []; // [{ ffn, records: [], final }]
+let runs = []; // [{ kind, ffn, records: [], final }]
+/** The models compared: the FFN, the linear map, the linear map with the FFN's budget. */
+const KINDS = ["ffn", "linear", "same_budget"];
 const deadHistory = new Map(); // "activation lr" -> [{ step, dead }] of finished FFN runs
 let lastCapacity = null;
 
@@ -74,7 +79,7 @@ function syncControls() {
 }
 
 function runName(run) {
-  return run.ffn ? t("train.with_ffn") : t("train.without_ffn");
+  return t({ ffn: "train.with_ffn", linear: "train.without_ffn", same_budget: "train.same_budget" }[run.kind]);
 }
 
 function drawCurves() {
@@ -132,20 +137,61 @@ function showProgress() {
   progress.dataset.value = String(done);
 }
 
-const READING = ["train-result", "train-reading", "plot-train-key", "plot-train-value"];
+const READING = ["train-result", "train-models", "train-reading", "plot-train-key", "plot-train-value"];
 
 function showResult() {
   for (const id of READING) delete $(id).dataset.stale;
-  const parts = runs.filter((r) => r.final).map((run) => t("train.result_run", {
-    name: runName(run), memorised: count(run.final.memorised), pairs: count(run.final.num_pairs),
-    fraction: percent(run.final.accuracy), loss: magnitude(run.final.loss),
-  }));
-  const withFfn = runs.find((r) => r.ffn && r.final);
-  const without = runs.find((r) => !r.ffn && r.final);
-  $("train-result").textContent = parts.join(" · ");
-  if (withFfn) $("train-result").dataset.withFfn = String(withFfn.final.memorised);
-  if (without) $("train-result").dataset.withoutFfn = String(without.final.memorised);
+  const done = (kind) => runs.find((r) => r.kind === kind && r.final);
+  const withFfn = done("ffn");
+  const without = done("linear");
+  const same = done("same_budget");
+  const result = $("train-result");
+  if (withFfn) result.dataset.withFfn = String(withFfn.final.memorised);
+  if (without) result.dataset.withoutFfn = String(without.final.memorised);
+  if (same) result.dataset.sameBudget = String(same.final.memorised);
+  // the same-budget verdict says what the numbers show, whichever way they came out; a
+  // single run says its own result (the table below holds every model's numbers)
+  if (withFfn && same) {
+    result.textContent = t(
+      same.final.memorised < withFfn.final.memorised ? "train.budget_fewer" : "train.budget_not_fewer",
+      { params: count(same.final.params.total), ffn: count(withFfn.final.memorised),
+        same: count(same.final.memorised), pairs: count(same.final.num_pairs) },
+    );
+  } else {
+    result.textContent = runs.filter((r) => r.final).map((run) => t("train.result_run", {
+      name: runName(run), memorised: count(run.final.memorised), pairs: count(run.final.num_pairs),
+      fraction: percent(run.final.accuracy), loss: magnitude(run.final.loss),
+    })).join(" · ");
+  }
+  showModels();
   if (withFfn?.final.reading) showReading(withFfn.final);
+}
+
+/** One row per model: its parameter count (the server's), pairs memorised and loss. */
+function showModels() {
+  const table = $("train-models");
+  table.hidden = !runs.some((r) => r.final);
+  table.tBodies[0].replaceChildren(...runs.map((run) => {
+    const row = document.createElement("tr");
+    row.dataset.model = run.kind;
+    const f = run.final;
+    if (f) {
+      row.dataset.params = String(f.params.total);
+      row.dataset.memorised = String(f.memorised);
+    }
+    const cells = [
+      runName(run),
+      f ? count(f.params.total) : "…",
+      f ? t("train.memorised_of", { memorised: count(f.memorised), pairs: count(f.num_pairs), fraction: percent(f.accuracy) }) : "…",
+      f ? magnitude(f.loss) : "…",
+    ];
+    row.replaceChildren(...cells.map((text, i) => {
+      const cell = document.createElement(i === 0 ? "th" : "td");
+      cell.textContent = text;
+      return cell;
+    }));
+    return row;
+  }));
 }
 
 function showReading(final) {
@@ -196,17 +242,17 @@ async function start() {
   const { signal } = controller;
   const s = settings();
   error.textContent = "";
-  runs = (s.compare ? [true, false] : [true]).map((ffn) => ({
-    ffn, activation: s.activation, lr: s.lr, records: [], final: null,
+  runs = (s.compare ? KINDS : ["ffn"]).map((kind) => ({
+    kind, ffn: kind === "ffn", activation: s.activation, lr: s.lr, records: [], final: null,
   }));
   setRunning(true, "running");
   // the last run's result and unit reading stay until this run's arrive: dimmed as stale
   for (const id of READING) $(id).dataset.stale = "1";
   showProgress();
   const logEvery = Math.max(1, Math.round(s.steps / 50));
-  const streams = runs.map((run) => postNdjson("/api/train", {
+  const stream = (run) => postNdjson("/api/train", {
     ...TASK, d_ff: s.d_ff, activation: s.activation, lr: s.lr, steps: s.steps, seed: s.seed,
-    ffn: run.ffn, log_every: logEvery,
+    ffn: run.ffn, ...(run.kind === "same_budget" ? { same_budget: true } : {}), log_every: logEvery,
   }, (record) => {
     if (record.error) throw new Error(record.error);
     if (record.done) run.final = record.final;
@@ -214,7 +260,14 @@ async function start() {
     section.dataset.records = String(runs.reduce((n, r) => n + r.records.length, 0));
     showProgress();
     scheduleDraw();
-  }, signal));
+  }, signal);
+  // two streams at once (the server trains at most two per client by default): the FFN,
+  // and the two small linear models one after the other
+  const linear = runs.filter((r) => !r.ffn);
+  const streams = [
+    ...runs.filter((r) => r.ffn).map(stream),
+    linear.reduce((chain, run) => chain.then(() => stream(run)), Promise.resolve()),
+  ];
   try {
     await Promise.all(streams);
     for (const run of runs.filter((r) => r.ffn)) {
@@ -305,7 +358,7 @@ on("language", () => {
   syncControls();
   if (runs.length) {
     drawCurves();
-    showResult();
+    if (runs.some((r) => r.final)) showResult();
   }
   drawCapacity();
 });

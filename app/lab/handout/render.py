@@ -1,0 +1,97 @@
+"""The handout as one HTML document: every lesson step with its picture, numbers, sentence
+and the link back to that step on the page; Plotly inlined once; print CSS so Chromium's
+"print to PDF" gives one step per block (`chromium --headless --print-to-pdf`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import urlencode
+
+import plotly.io as pio
+
+import app as app_package
+from app.lab.figures.parts import PLOT_CONFIG, Messages
+from app.lab.handout.pictures import Picture, picture
+from app.lab.handout.steps import STEPS, Step
+from app.lab.snapshot import templates
+
+LANGUAGES = {"en": "English", "zh-CN": "简体中文"}
+
+
+def step_link(base_url: str, number: int, lang: str) -> str:
+    """The page's address of lesson step `number` (1-based) in `lang`."""
+    query = urlencode({"lesson": 1, "step": number, "lang": lang})
+    return f"{base_url.split('?')[0].split('#')[0]}?{query}"
+
+
+def render_handout(
+    lang: str,
+    base_url: str,
+    *,
+    steps: tuple[Step, ...] = STEPS,
+    on_step: Callable[[int], None] | None = None,
+) -> str:
+    """The whole handout in `lang` ("en" or "zh-CN").
+
+    Args:
+        lang: the language of every sentence, title and label.
+        base_url: the page's address (e.g. "https://ffn-lab.example/"), for the links back.
+        steps: the lesson's steps (default: all of them).
+        on_step: called with the step's number after each picture (a progress hook).
+
+    Returns:
+        One HTML document: Plotly inlined once (in the first figure), one <section> per
+        step with data-step = its number and a div.plotly-graph-div per picture.
+
+    Raises:
+        ValueError: as `app.lab.handout.pictures.picture`.
+    """
+    msg = Messages(lang)
+    sections: list[dict[str, Any]] = []
+    for number, step in enumerate(steps, start=1):
+        pic: Picture = picture(step, lang)
+        div = pio.to_html(
+            pic.figure,
+            full_html=False,
+            include_plotlyjs=number == 1,
+            config=PLOT_CONFIG | {"responsive": True, "staticPlot": False},
+            div_id=f"handout-plot-{number}",
+            default_width="100%",
+            default_height=f"{pic.figure.layout.height or 360}px",
+            validate=False,
+        )
+        sections.append(
+            {
+                "number": number,
+                "id": step.id,
+                "kind": pic.kind,
+                "title": msg(f"lesson.{step.id}.title"),
+                "text": msg(f"lesson.{step.id}.text"),
+                "numbers": pic.numbers,
+                "link": step_link(base_url, number, lang),
+                "div": div,
+            }
+        )
+        if on_step is not None:
+            on_step(number)
+    context = {
+        "lang": lang,
+        "title": msg("handout.title"),
+        "intro": msg("handout.intro", steps=len(steps)),
+        "language": msg("handout.language", language=LANGUAGES.get(lang, lang)),
+        "link_label": msg("handout.link"),
+        "counter": msg("handout.counter"),
+        "print_note": msg("handout.print"),
+        "start": step_link(base_url, 1, lang),
+        "made": msg(
+            "handout.made",
+            version=app_package.__version__,
+            when=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        ),
+        "total": len(steps),
+        "sections": sections,
+    }
+    return templates.get_template("handout.html").render(**context)

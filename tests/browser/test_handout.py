@@ -1,0 +1,101 @@
+"""Export > Lesson handout in a real browser: the downloaded file opens with every
+non-file request aborted, holds every lesson step with its drawn picture (real numbers:
+step 1's heatmaps are /api/forward's for that step's settings), in the page's language,
+and Chromium prints it to a PDF of at least one page per few steps."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import httpx
+import numpy as np
+import pytest
+
+from app.lab.handout.steps import STEPS
+from tests.browser.conftest import wait_rendered
+
+pytestmark = pytest.mark.browser
+BUILD_MS = 300_000  # the handout trains three small models and a sweep on a shared machine
+
+
+def pdf_pages(pdf: bytes) -> int:
+    """Pages of a PDF: pdfinfo (poppler-utils) when installed, else the /Type /Page objects."""
+    if shutil.which("pdfinfo"):
+        out = subprocess.run(["pdfinfo", "-"], input=pdf, capture_output=True, check=True)
+        return int(re.search(rb"Pages:\s+(\d+)", out.stdout).group(1))  # type: ignore[union-attr]
+    return len(re.findall(rb"/Type\s*/Page\b", pdf))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_lesson_handout_opens_offline_with_every_step_drawn(  # type: ignore[no-untyped-def]
+    page, server_url, browser, tmp_path, lang
+):
+    page.goto(f"{server_url}/?lang={lang}")
+    wait_rendered(page)
+    page.locator("#export-menu summary").click()
+    with page.expect_download(timeout=BUILD_MS) as info:
+        page.locator("#export-handout").click()
+    download = info.value
+    assert download.suggested_filename == f"ffn-lab_lesson-handout_{lang}.html"
+    path = tmp_path / download.suggested_filename
+    download.save_as(path)
+    assert page.locator("#export-handout").is_enabled()
+
+    offline = browser.new_context(offline=True, viewport={"width": 1280, "height": 720})
+    try:
+        requests: list[str] = []
+        errors: list[str] = []
+        viewer = offline.new_page()
+        viewer.route("http*://**/*", lambda route: route.abort())
+        viewer.on("request", lambda r: requests.append(r.url))
+        viewer.on("pageerror", lambda e: errors.append(str(e)))
+        viewer.goto(path.as_uri())
+        viewer.wait_for_function(
+            "n => document.querySelectorAll('.step .js-plotly-plot .main-svg').length >= n",
+            arg=len(STEPS),
+            timeout=60_000,
+        )
+        steps = viewer.locator("section.step")
+        assert steps.count() == len(STEPS) == 20
+        drawn = viewer.evaluate(
+            """() => Array.from(document.querySelectorAll('section.step')).map((s) => {
+              const plot = s.querySelector('.js-plotly-plot');
+              return { step: Number(s.dataset.step), traces: plot ? plot.data.length : 0,
+                       title: s.querySelector('h2').textContent,
+                       numbers: s.querySelectorAll('.numbers li').length,
+                       link: s.querySelector('.link a').href };
+            })"""
+        )
+        assert [d["step"] for d in drawn] == list(range(1, 21))
+        assert all(d["traces"] >= 1 and d["numbers"] >= 1 and d["title"] for d in drawn)
+        for d in drawn:
+            assert d["link"] == f"{server_url}/?lesson=1&step={d['step']}&lang={lang}"
+        assert viewer.locator("html").get_attribute("lang") == lang
+        assert viewer.locator("#handout-language").get_attribute("data-lang") == lang
+        if lang == "zh-CN":
+            assert re.search(r"[\u4e00-\u9fff]", drawn[0]["title"])
+        # step 1's four heatmaps hold /api/forward's numbers for its settings (as drawn:
+        # Plotly's full data, its base64 arrays decoded)
+        body = {"d_model": 8, "d_ff": 32, "activation": "relu", "seed": 0, "bias": True,
+                "num_tokens": 6, "input_seed": 0}  # fmt: skip
+        forward = httpx.post(f"{server_url}/api/forward", json=body, timeout=60).json()
+        z = viewer.evaluate(
+            """() => document.getElementById('handout-plot-1')._fullData
+                 .filter((t) => t.type === 'heatmap')
+                 .map((t) => Array.from(t.z, (row) => Array.from(row)))"""
+        )
+        for drawn_z, key in zip(z, ("input", "pre_activation", "hidden", "output"), strict=True):
+            np.testing.assert_allclose(
+                np.asarray(drawn_z), np.asarray(forward[key], dtype=np.float32), rtol=1e-6
+            )
+        assert [u for u in requests if not u.startswith("file:")] == []
+        assert errors == []
+        pdf = viewer.pdf(format="A4", print_background=True)
+        (tmp_path / f"handout_{lang}.pdf").write_bytes(pdf)
+        assert pdf.startswith(b"%PDF")
+        assert pdf_pages(pdf) >= len(STEPS) // 3
+    finally:
+        offline.close()
+    assert page.recorder.foreign() == []
