@@ -37,7 +37,7 @@ interface PerformanceEntry {
  * (templates/).
  */
 type Control = HTMLInputElement & HTMLSelectElement & HTMLDialogElement & HTMLDetailsElement &
-  Pick<HTMLAnchorElement, "href">;
+  Pick<HTMLAnchorElement, "href"> & Pick<HTMLTableElement, "tBodies">;
 
 /** `document.getElementById` as the modules' `$`: a `Control` (see above). */
 interface Document {

@@ -18,8 +18,6 @@ import torch
 from plotly.subplots import make_subplots
 
 from app.analysis.budget import attention_param_counts
-from app.config import get_settings
-from app.lab import notebook
 from app.lab.contrast import attention_vs_ffn
 from app.lab.figures.panels import flow, perturbation, sparsity
 from app.lab.figures.parts import ACCENT, DIVERGING, MUTED, Messages, _layout
@@ -27,8 +25,13 @@ from app.lab.handout.steps import Step, forward_body, perturb_body
 from app.lab.learning.capacity import capacity_sweep
 from app.lab.learning.memory import TrainConfig
 from app.lab.learning.train import Final, Progress, train
+from app.lab.limits import Limits
+from app.lab.notebook import cheaper as run_cheaper
+from app.lab.notebook import default_cache, server_threads
+from app.lab.notebook import forward as run_forward
+from app.lab.notebook import perturb as run_perturb
+from app.lab.notebook import stack as run_stack
 from app.lab.spec.specs import AttentionVsFFNSpec, build_spec
-from app.services.shared import default_cache
 
 # The training panel's task and settings (static/js/panels/train.js: TASK, the step count
 # and the progress lines, one every steps / 50; CAPACITY_WIDTHS and the sweep's task).
@@ -57,7 +60,7 @@ def _shape_numbers(forward: dict[str, Any], msg: Messages) -> list[str]:
 
 
 def _flow(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture:
-    forward = dict(notebook.forward(**forward_body(s)))
+    forward = dict(run_forward(**forward_body(s)))
     numbers = _shape_numbers(forward, msg)
     if forward["config"].get("mode") == "train":
         numbers.append(msg("handout.dropout", p=s["dropout"]))
@@ -65,7 +68,7 @@ def _flow(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture:
 
 
 def _sparsity(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture:
-    forward = dict(notebook.forward(**forward_body(s)))
+    forward = dict(run_forward(**forward_body(s)))
     sp, c = forward["sparsity"], forward["config"]
     summary = msg(
         "sparsity.summary",
@@ -78,7 +81,7 @@ def _sparsity(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Pictur
 
 
 def _perturb(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture:
-    p = dict(notebook.perturb(**perturb_body(s)))
+    p = dict(run_perturb(**perturb_body(s)))
     most = float(p["max_abs_change_other_positions"])
     line = (
         msg("snapshot.perturb_exact", position=p["position"])
@@ -89,11 +92,11 @@ def _perturb(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture
 
 
 def _attention(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture:
-    settings = get_settings()
+    limits = Limits()
     body = perturb_body(s) | {"num_heads": s["heads"], "influence": False}
-    spec = build_spec(AttentionVsFFNSpec, settings, body)
-    with notebook.server_threads(settings):
-        answer = attention_vs_ffn(spec, default_cache(), settings)
+    spec = build_spec(AttentionVsFFNSpec, limits, body)
+    with server_threads(limits):
+        answer = attention_vs_ffn(spec, default_cache(), limits)
     fig = go.Figure(
         layout=_layout(msg("perturb.bars"), msg("axis.position"), msg("axis.delta_norm"),
                        showlegend=True, barmode="group", legend={"orientation": "h", "y": -0.25})
@@ -111,7 +114,7 @@ def _attention(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Pictu
 
 
 def _budget(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture:
-    forward = dict(notebook.forward(**forward_body(s)))
+    forward = dict(run_forward(**forward_body(s)))
     ffn = int(forward["params"]["total"])
     attention = attention_param_counts(s["d_model"], bias=s["bias"])["total"]
     names = [msg("handout.ffn"), msg("handout.attention")]
@@ -138,7 +141,7 @@ def _budget(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture:
 
 def _cheaper(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture:
     body = forward_body(s) | {"rank": int(s["cheap_rank"])}
-    answer = dict(notebook.cheaper(**body))
+    answer = dict(run_cheaper(**body))
     variants = answer["variants"]
     sizes = {k: answer[k] for k in ("rank", "d_inner", "num_ffns")}
     names = [msg(f"cheaper.row.{v['name']}", **sizes) for v in variants]
@@ -168,7 +171,7 @@ def _cheaper(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture
 
 def _stack(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture:
     body = perturb_body(s) | {"n_layers": s["layers"], "attention": s["stack_attention"]}
-    answer = dict(notebook.stack(**body))
+    answer = dict(run_stack(**body))
     z = [list(layer["delta_norm_per_position"]) for layer in answer["layers"]]
     fig = go.Figure(
         go.Heatmap(z=z, colorscale=DIVERGING, zmid=0, colorbar={"thickness": 10}),
@@ -196,7 +199,7 @@ def _config(s: dict[str, Any], **extra: Any) -> TrainConfig:
         steps=steps,
         seed=s["seed"],
         log_every=max(1, round(steps / 50)),
-        threshold=get_settings().sparsity_threshold,
+        threshold=Limits().sparsity_threshold,
         **{**TRAIN_TASK, **extra},
     )
 
@@ -372,11 +375,11 @@ BUILDERS: dict[str, Callable[[Step, dict[str, Any], Messages, str], Picture]] = 
 TRAINING = {"train", "dead", "reading", "capacity"}
 
 
-def picture(step: Step, lang: str) -> Picture:
+def picture(step: Step, lang: str, train_threads: int = 1) -> Picture:
     """The step's picture and numbers in `lang` ("en" or "zh-CN"), computed for its settings.
 
-    Training runs on `train_torch_threads` torch threads, as POST /api/train (these small
-    models are many times slower spread over busy cores).
+    Training runs on `train_threads` torch threads, as POST /api/train (these small models
+    are many times slower spread over busy cores).
 
     Raises:
         ValueError: as `app.lab.notebook` for a configuration the server would refuse.
@@ -385,7 +388,7 @@ def picture(step: Step, lang: str) -> Picture:
     if step.picture not in TRAINING:
         return build(step, step.settings(), Messages(lang), lang)
     before = torch.get_num_threads()
-    torch.set_num_threads(get_settings().train_torch_threads)
+    torch.set_num_threads(train_threads)
     try:
         return build(step, step.settings(), Messages(lang), lang)
     finally:
