@@ -69,6 +69,10 @@ class FastJsonRoute(APIRoute):
         handler = super().get_route_handler()
 
         async def route(request: Request) -> Response:
-            return await handler(FastJsonRequest(request.scope, request.receive))
+            fast = FastJsonRequest(request.scope, request.receive)
+            # The body is read through the request Starlette made, which keeps it: its
+            # error handlers get that request (a body nested too deep is named from it).
+            fast._body = await request.body()
+            return await handler(fast)
 
         return route
