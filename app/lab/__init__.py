@@ -32,7 +32,7 @@ from app.lab.errors import InvalidValue, LabError, ModelUnavailable
 from app.lab.explore import explore
 from app.lab.figures.panels import flow, perturbation, sparsity
 from app.lab.from_module import from_module
-from app.lab.notebook import Result, cheaper, forward, perturb, stack
+from app.lab.python_api import Result, cheaper, forward, perturb, stack
 from app.lab.renderer import notebook, write_image
 
 __all__ = [

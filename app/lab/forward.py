@@ -1,6 +1,6 @@
 """Runs the FFN for a validated `ForwardSpec` / `PerturbSpec` and returns the answer as a
 plain dict (NumPy arrays inside): the one function per answer that the API, the snapshot and
-the notebook (`app.lab.notebook`) all call. No HTTP, no Pydantic.
+the notebook (`app.lab.python_api`) all call. No HTTP, no Pydantic.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from app.lab.limits import Limits
-from app.lab.notebook import default_cache
+from app.lab.python_api import default_cache
 from app.lab.questions import KINDS, answer_question, build_question
 from app.model.presets import PRESETS
 from tests import reference

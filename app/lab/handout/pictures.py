@@ -26,11 +26,11 @@ from app.lab.learning.capacity import capacity_sweep
 from app.lab.learning.memory import TrainConfig
 from app.lab.learning.train import Final, Progress, train
 from app.lab.limits import Limits
-from app.lab.notebook import cheaper as run_cheaper
-from app.lab.notebook import default_cache, server_threads
-from app.lab.notebook import forward as run_forward
-from app.lab.notebook import perturb as run_perturb
-from app.lab.notebook import stack as run_stack
+from app.lab.python_api import cheaper as run_cheaper
+from app.lab.python_api import default_cache, server_threads
+from app.lab.python_api import forward as run_forward
+from app.lab.python_api import perturb as run_perturb
+from app.lab.python_api import stack as run_stack
 from app.lab.spec.specs import AttentionVsFFNSpec, build_spec
 
 # The training panel's task and settings (static/js/panels/train.js: TASK, the step count
@@ -382,7 +382,7 @@ def picture(step: Step, lang: str, train_threads: int = 1) -> Picture:
     are many times slower spread over busy cores).
 
     Raises:
-        ValueError: as `app.lab.notebook` for a configuration the server would refuse.
+        ValueError: as `app.lab.python_api` for a configuration the server would refuse.
     """
     build = BUILDERS[step.picture]
     if step.picture not in TRAINING:
