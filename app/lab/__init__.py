@@ -23,7 +23,7 @@ The layer the server, the snapshot and notebooks all use:
 - `app.lab.stack` (a stack of layers with their own FFNs), `app.lab.train` (an FFN learning a
   key-value memory; task and model in `app.lab.memory`), `app.lab.cheaper` (low-rank and
   stacked FFNs): plain arguments in, dataclasses of tensors/arrays out, domain errors as
-  `ValueError` subclasses (issue 13).
+  `ValueError` subclasses.
 """
 
 from __future__ import annotations

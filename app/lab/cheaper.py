@@ -1,4 +1,4 @@
-"""Cheaper FFNs, measured (issue 13, part 3): a low-rank FFN and MobileBERT's stacked FFNs
+"""Cheaper FFNs, measured: a low-rank FFN and MobileBERT's stacked FFNs
 beside the plain one, with parameter and FLOP counts and the output on the same input.
 
 * Low-rank: W1 [d_model, d_ff] is factored through rank r, W1 ~ U V with U [d_model, r],

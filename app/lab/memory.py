@@ -1,4 +1,4 @@
-"""Watching an FFN learn a memory (issue 13, part 2): training in PyTorch, step by step.
+"""Watching an FFN learn a memory: training in PyTorch, step by step.
 
 The task ("memory"): `num_pairs` random keys k_i ~ N(0, I) in R^d_model, each with a random
 target class y_i out of `num_classes`, to be memorised (Geva et al. 2021, "Transformer

@@ -1,4 +1,4 @@
-"""A stack of Transformer layers, each with its own position-wise FFN (issue 13, part 1).
+"""A stack of Transformer layers, each with its own position-wise FFN.
 
 Layer i (0-based) is either an FFN sub-layer alone (``attention=False``) or a full encoder
 block, self-attention then FFN, each with its residual connection and LayerNorm

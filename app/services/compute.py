@@ -8,7 +8,7 @@ request gets `Settings.request_timeout_s`, queueing included; past it the client
 503 JSON answer at once (never a hung connection) and the abandoned work stops at its next
 checkpoint (`checkpoint()` between the stages of a run).
 
-Work nobody waits for is dropped before it starts (issue 11): when a request's turn in its
+Work nobody waits for is dropped before it starts: when a request's turn in its
 pool comes, it is not run if its client has disconnected, or if a newer request carrying
 the same supersede key has arrived since. The key is the optional request header
 `X-FFN-Lab-Supersede: <panel id>/<session>` (any string up to 200 characters): the page
