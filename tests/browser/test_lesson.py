@@ -284,7 +284,7 @@ def test_lesson_link_opens_on_its_step(page, server_url):  # type: ignore[no-unt
     assert page.locator("#position").input_value() == "2"
     assert page.locator("#scale-value").inner_text() == "3"
     assert page.locator("#perturb.lesson-highlight").count() == 1
-    # In the lesson its keys win even over a focused slider (issue 10 item 13): the lesson
+    # In the lesson its keys win even over a focused slider: the lesson
     # steps, the slider does not move (tests/browser/test_lesson_keys.py has the rest).
     page.locator("#tokens").focus()
     page.keyboard.press("ArrowRight")

@@ -1,10 +1,11 @@
-"""Issue 10 items 5, 7, 14 in the browser, read from the drawn data (the traces' z).
+"""Heatmap windows, colour scales and the tiny preset's numbers in the browser, read from
+the drawn data (the traces' z).
 
-- item 5: no pooling. Wide heatmaps draw a window of consecutive real units, the axis says
+- no pooling. Wide heatmaps draw a window of consecutive real units, the axis says
   which, a range control moves it; the drawn zero fraction matches the sparsity readout and
   the drawn dropout mask shows about p dropped.
-- item 7: attention weights on a sequential scale; the pretrained layer on a robust range.
-- item 14: the tiny preset's W1, b1, W2, b2 drawn with their numbers in the cells.
+- colour scales: attention weights on a sequential scale; the pretrained layer on a robust range.
+- numbers in the cells: the tiny preset's W1, b1, W2, b2 drawn with their numbers in the cells.
 """
 
 from __future__ import annotations

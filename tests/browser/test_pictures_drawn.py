@@ -1,4 +1,4 @@
-"""Issue 10, the pictures a new user found wrong, read from what the page drew.
+"""The pictures say what the FFN computes, read from what the page drew.
 
 - the gated flow says what is computed: gate = x W_gate, up = x W_up, hidden = act(gate) ⊙ up,
   output = hidden W_down, and the readout lists the three matrices with the server's counts;
