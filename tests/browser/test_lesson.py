@@ -267,7 +267,7 @@ def test_lesson_runs_start_to_end_by_keyboard(page, server_url, lang):  # type: 
     card.wait_for(state="hidden")
     page.wait_for_url(lambda url: "lesson" not in url and "step=" not in url, timeout=15_000)
     assert page.locator(".lesson-highlight").count() == 0
-    # the page as it was before the lesson: no step's settings left behind (a trial found
+    # the page as it was before the lesson: no step's settings left behind (e.g.
     # layers=6, train_compare=0 and cheap_rank=128 in the address after Finish)
     for key in ("layers=", "train_", "cheap_rank=", "d_model=", "position=", "norm="):
         assert key not in page.url, (key, page.url)
