@@ -1,8 +1,9 @@
-"""Defects a new user's trial found, checked on the drawn page.
+"""Small frames and wrapped text drawn whole: embeds, titles, captions, cell numbers, read
+from the drawn page.
 
 - The tiny preset in a 640x360 embed: its weights row shares the frame with the flow, so
   every heatmap (flow and weights) is drawn at a real size, with its numbers, no arrow lies
-  over a plot, and the frame does not scroll (the flow used to shrink to 0 px under the
+  over a plot, and the frame does not scroll (never a flow shrunk to 0 px under the
   weights' fixed heights, its arrows over the weights' heading).
 - zh-CN axis titles: a wrapped title never leaves one character alone on its last line
   ("单元 0–255（共 2048" above "个）"); a short full-width gloss goes to the next line whole.
