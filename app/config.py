@@ -92,7 +92,7 @@ class Settings(BaseSettings):
     )
     max_layers: int = Field(12, ge=1, description="most layers in one /api/stack request")
     max_train_steps: int = Field(
-        5000, ge=1, description="most optimiser steps in one /api/train run (issue 13)"
+        5000, ge=1, description="most optimiser steps in one /api/train run"
     )
     max_train_params: int = Field(
         500_000, ge=1, description="most trainable parameters of a /api/train model"

@@ -42,7 +42,7 @@ def current(
 
 
 def legacy(d_model: int, d_ff: int, seed: int, input_seed: int, t: int) -> torch.Tensor:
-    """The same, drawn by the pre-issue-10 rule: `torch.Generator().manual_seed(seed)` for both."""
+    """The same, drawn by the legacy rule: `torch.Generator().manual_seed(seed)` for both."""
     w1, b1 = _linear_init(d_model, d_ff, torch.Generator().manual_seed(seed))
     x = torch.randn(t, d_model, generator=torch.Generator().manual_seed(input_seed))
     return standardised(x @ w1 + b1)

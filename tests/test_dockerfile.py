@@ -1,5 +1,5 @@
-"""The Dockerfile for school IT (issue 11, item 6), linted: no Docker engine runs here, so
-its instructions are parsed and checked for what the issue asks (CPU torch from the pin,
+"""The Dockerfile for school IT, linted: no Docker engine runs here, so
+its instructions are parsed and checked for what school IT needs (CPU torch from the pin,
 a non-root user, a health check on /api/health, port 8000, `ffn-lab --host 0.0.0.0`)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""glibc malloc settings for a long-running server that frees big tensors (issue 11, RSS).
+"""glibc malloc settings for a long-running server that frees big tensors: bounded RSS.
 
 torch's CPU tensors come from glibc's malloc. Two of its defaults kept freed memory in the
 process: one arena per thread that ever allocated (8 light + 1 heavy workers, the matmul

@@ -1,7 +1,7 @@
-// Compute what is seen (issue 11): a view (a <section>) is requested when it is on screen or
+// Compute what is seen: a view (a <section>) is requested when it is on screen or
 // near it, or when it is the one the lesson or the embed shows; the others are marked stale
 // and fetched when they scroll into view. While a view's request is pending its plots are
-// dimmed under a busy overlay; a refused request says so at the view itself (issue 10).
+// dimmed under a busy overlay; a refused request says so at the view itself.
 import { rootScale } from "./charts/common.js";
 import { t } from "./i18n.js";
 

@@ -1,4 +1,4 @@
-// Refusals where the eye is (issue 10 item 6): the status line, the views a refused request
+// Refusals where the eye is: the status line, the views a refused request
 // would have replaced, and the control that caused it.
 import { describeError } from "./errors.js";
 import { showRefused } from "./live.js";

@@ -45,7 +45,7 @@ export function makeSchema(boot, { steps = 1 } = {}) {
     // own numbers, in the fragment: x = the input rows [T, d_model], w = the typed weights
     x: { type: "matrix", default: null, fragment: true, maxRows: limits.max_tokens, maxCols: limits.max_d_model },
     w: { type: "weights", default: null, fragment: true },
-    // issue 13: the stack panel and the training panel
+    // the stack panel and the training panel
     layers: { type: "int", default: 4, min: 1, max: 12 },
     stack_attention: { type: "bool", default: false },
     stack_share: { type: "bool", default: false },

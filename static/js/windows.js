@@ -1,5 +1,5 @@
-// Windows of consecutive real columns for heatmaps wider than a plot can show (issue 10
-// item 5): no pooling, every drawn cell is one entry of the tensor. One window over the
+// Windows of consecutive real columns for heatmaps wider than a plot can show:
+// no pooling, every drawn cell is one entry of the tensor. One window over the
 // d_ff units (pre-activation, up, hidden, dropout) and one over the d_model features
 // (input, output, block, perturbation); the flow's range controls move them, the axes say
 // which columns are drawn ("units 0–255 of 2048"). When the server sends only a window of

@@ -1,4 +1,4 @@
-"""Every answer is bounded (issue 11, item 2): no answer over 1 MB at any preset, T <= 64.
+"""Every answer is bounded: no answer over 1 MB at any preset, T <= 64.
 
 Every endpoint that returns tensors is asked at every preset of app/model/presets.py at a
 small odd T (long decimals) and at T = 64 (the limit); LLaMA-7B also at T = 1 (the most

@@ -1,4 +1,4 @@
-"""Every bad input the reliability issue lists, through the HTTP API: status and message.
+"""Every bad input a student might send, through the HTTP API: status and message.
 
 Each case names what a student might send; the answer must be a 413/422 JSON error whose
 message names the field, the value and what is allowed, never a 500.

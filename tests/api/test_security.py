@@ -50,7 +50,7 @@ def _boom_app(settings: Settings | None = None) -> FastAPI:
 
     @app.get("/api/boom")
     def boom() -> None:
-        raise RuntimeError("secret detail in /work/wt/issue6/app/config.py line 12")
+        raise RuntimeError("secret detail in /work/ffn-lab/app/config.py line 12")
 
     return app
 

@@ -1,4 +1,4 @@
-"""The HTML snapshot draws as the page does (issue 10): a pretrained layer's heatmaps on the p99
+"""The HTML snapshot draws as the page does: a pretrained layer's heatmaps on the p99
 robust range with the clipped cells marked, colour bars that label zero "0", and no
 "changed ... by at most 0" for a nudge that changed nothing."""
 

@@ -1,4 +1,4 @@
-"""Issue 10 item 5 in the HTML snapshot: wide heatmaps draw a window of real columns.
+"""No pooling in the HTML snapshot: wide heatmaps draw a window of real columns.
 
 No pooling and no silent choice of columns: the snapshot's hidden heatmap holds units
 0-255 of the layer's 2048 exactly as /api/forward computes them, and its axis says so.

@@ -1,4 +1,4 @@
-"""Queued work nobody waits for is dropped (issue 11, item 1), over a real server process.
+"""Queued work nobody waits for is dropped, over a real server process.
 
 A burst of 10 slider steps at LLaMA-7B size, each request aborted by the client when the
 next one is sent (what the page's AbortController does), leaves at most one stale

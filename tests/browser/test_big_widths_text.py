@@ -1,4 +1,4 @@
-"""Text at the biggest widths and a long T is whole (a trial at 4096 x 16384, T 64, 1280x720:
+"""Text at the biggest widths and a long T is whole (at 4096 x 16384, T 64, 1280x720, no
 "features 0–127 o…" under the input, "output [64 × 4096] ·…" under the output), and the block
 panel's captions never break inside a shape ("Residual input x [6 ×" above "16]").
 """

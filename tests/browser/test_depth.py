@@ -1,4 +1,4 @@
-"""The stack and training panels (issue 13) in a real browser, reading the drawn data."""
+"""The stack and training panels in a real browser, reading the drawn data."""
 
 from __future__ import annotations
 

@@ -248,9 +248,9 @@ def test_html_snapshot_renders_with_the_network_cut(page, server_url, browser, t
 def test_typed_text_exports_name_the_run_and_explain_the_missing_program(
     page, server_url, tmp_path
 ):  # type: ignore[no-untyped-def]
-    """Issue 10, item 15: files are named after the pretrained run (not "undefined"), the JSON
+    """Typed-text exports: files are named after the pretrained run (not "undefined"), the JSON
     state holds the layer's real shape, and the PyTorch program is disabled with a reason.
-    Also item 4: the activation control shows the layer's GELU, not the sliders' ReLU."""
+    Also the activation control shows the layer's GELU, not the sliders' ReLU."""
     from app.model.pretrained import is_available
 
     if not is_available():

@@ -1,11 +1,10 @@
 """Picking SwiGLU at a width only ReLU fits: d_ff is lowered and the page says so.
 
-A trial picked SwiGLU at d_model 4096, d_ff 16384 (ReLU: 134M parameters, within the 150M
-limit; SwiGLU's three matrices: 201M): the server refused, the flow stayed dimmed on the old
-ReLU picture, and the refusal read "...this input. this combination...". Now d_ff goes down
-to the widest step that fits (11008), a note under d_ff says why, and the gated layer is
-computed. A link that asks for the refused combination still gets the refusal, now as
-sentences.
+At d_model 4096, d_ff 16384 (ReLU: 134M parameters, within the 150M limit; SwiGLU's three
+matrices: 201M), picking SwiGLU lowers d_ff to the widest step that fits (11008), a note
+under d_ff says why, and the gated layer is computed: no refusal, no flow left dimmed on the
+ReLU picture. A link that asks for the refused combination still gets the refusal, in
+sentences (not "...this input. this combination...").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 10 item 9: no clipped or overlapping text in any plot, at projector sizes.
+"""No clipped or overlapping text in any plot, at projector sizes.
 
 For every preset (and SwiGLU picked from the menu, typed text, larger text), at 1280x720 and
 1920x1080, in en and zh-CN, and for the embed view at 640x360 and 1280x720, every text Plotly
@@ -59,7 +59,7 @@ EMBED_CASES: dict[str, str] = {
     # the hand-sized layer: its weights row shares the frame with the flow
     "embed-tiny": "embed=1&preset=tiny",
 }
-# Text the embed shortened or hid to fit (issue 10 item 8: "nothing cut"): a plot title or
+# Text the embed shortened or hid to fit ("nothing cut"): a plot title or
 # axis title Plotly draws ending in "…" (fit.js shortened it), an HTML text of the frame
 # (heading, caption, control, status) wider than its box (CSS ellipsis / overflow), a
 # control strip that scrolls sideways, or a control past the frame's right or bottom edge.

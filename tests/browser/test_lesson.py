@@ -268,7 +268,7 @@ def test_lesson_runs_start_to_end_by_keyboard(page, server_url, lang):  # type: 
     card.wait_for(state="hidden")
     page.wait_for_url(lambda url: "lesson" not in url and "step=" not in url, timeout=15_000)
     assert page.locator(".lesson-highlight").count() == 0
-    # the page as it was before the lesson: no step's settings left behind (a trial found
+    # the page as it was before the lesson: no step's settings left behind (e.g.
     # layers=6, train_compare=0 and cheap_rank=128 in the address after Finish)
     for key in ("layers=", "train_", "cheap_rank=", "d_model=", "position=", "norm="):
         assert key not in page.url, (key, page.url)
@@ -285,7 +285,7 @@ def test_lesson_link_opens_on_its_step(page, server_url):  # type: ignore[no-unt
     assert page.locator("#position").input_value() == "2"
     assert page.locator("#scale-value").inner_text() == "3"
     assert page.locator("#perturb.lesson-highlight").count() == 1
-    # In the lesson its keys win even over a focused slider (issue 10 item 13): the lesson
+    # In the lesson its keys win even over a focused slider: the lesson
     # steps, the slider does not move (tests/browser/test_lesson_keys.py has the rest).
     page.locator("#tokens").focus()
     page.keyboard.press("ArrowRight")

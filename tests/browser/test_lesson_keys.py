@@ -1,4 +1,4 @@
-"""The lesson's keys work wherever the focus is (issue 10 item 13): a slider or a menu with
+"""The lesson's keys work wherever the focus is: a slider or a menu with
 the focus does not swallow ←/→, PageUp/PageDown (a clicker), f or Esc, and a step change
 releases the focus; without the lesson the sliders keep their arrow keys. Larger text keeps
 the highlighted view in view above the lesson card."""

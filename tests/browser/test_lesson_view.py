@@ -1,4 +1,4 @@
-"""The lesson shows what its step is about, whole and above the card (issue 10 item 13).
+"""The lesson shows what its step is about, whole and above the card.
 
 Read from the drawn page: the highlighted panel's heading is on screen (its top not
 scrolled away) and the bottom of every plot in it lies above the lesson card, with larger

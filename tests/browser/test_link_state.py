@@ -1,6 +1,6 @@
-"""A link reproduces the view, all of it (issue 10 item 11); the dropout panel follows the
-sidebar's Mode and the flow marks the dropped units (item 12). In Debian's Chromium, reading
-the page. (Export in typed-text mode, item 15: tests/browser/test_export.py.)"""
+"""A link reproduces the view, all of it; the dropout panel follows the
+sidebar's Mode and the flow marks the dropped units. In Debian's Chromium, reading
+the page. (Export in typed-text mode: tests/browser/test_export.py.)"""
 
 from __future__ import annotations
 

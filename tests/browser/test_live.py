@@ -1,5 +1,5 @@
-"""Compute what is seen (issue 11 item 1) and stale/refused states where the eye is (issue 10
-item 6), in a real browser at 1280x720 with the page as it opens."""
+"""Compute what is seen and stale/refused states where the eye is, in a real browser
+at 1280x720 with the page as it opens."""
 
 from __future__ import annotations
 
@@ -167,7 +167,7 @@ BUSY_BOXES = """() => [...document.querySelectorAll('section[aria-busy="true"] .
     ],
 )
 def test_busy_label_stays_inside_each_plot(page, server_url, query, size):  # type: ignore[no-untyped-def]
-    """Issue 10 item 6: the "Computing…" mark lies inside every plot it marks, at every size."""
+    """The "Computing…" mark lies inside every plot it marks, at every size."""
     page.set_viewport_size({"width": size[0], "height": size[1]})
     page.goto(f"{server_url}/?{query}")
     page.locator("body[data-forward-seq]").wait_for(state="attached", timeout=120_000)

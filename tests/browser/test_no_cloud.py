@@ -1,4 +1,4 @@
-"""Issue 10 item 10: no modebar, and nothing on the page or in the snapshot reaches Plotly's cloud.
+"""No modebar, and nothing on the page or in the snapshot reaches Plotly's cloud.
 
 Plotly's modebar offered "share chart" (an upload to Plotly's cloud). The plots are drawn
 without it; the page's own PNG/SVG buttons (Plotly.downloadImage) still work.

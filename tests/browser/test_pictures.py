@@ -1,10 +1,11 @@
-"""Issue 10 items 5, 7, 14 in the browser, read from the drawn data (the traces' z).
+"""Heatmap windows, colour scales and the tiny preset's numbers in the browser, read from
+the drawn data (the traces' z).
 
-- item 5: no pooling. Wide heatmaps draw a window of consecutive real units, the axis says
+- no pooling. Wide heatmaps draw a window of consecutive real units, the axis says
   which, a range control moves it; the drawn zero fraction matches the sparsity readout and
   the drawn dropout mask shows about p dropped.
-- item 7: attention weights on a sequential scale; the pretrained layer on a robust range.
-- item 14: the tiny preset's W1, b1, W2, b2 drawn with their numbers in the cells.
+- colour scales: attention weights on a sequential scale; the pretrained layer on a robust range.
+- numbers in the cells: the tiny preset's W1, b1, W2, b2 drawn with their numbers in the cells.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def test_hidden_heatmap_draws_real_units_with_the_layers_sparsity(page, server_u
 def test_the_range_control_names_and_steps_through_what_is_drawn_at_a_long_t(page, server_url):  # type: ignore[no-untyped-def]
     # At T 64 the server sends fewer columns per window (its budget of numbers is shared by
     # 64 rows): the control must say what the plots draw, and "later" must show the very
-    # next units (a trial found "units 0–255" named while 0–127 were drawn, and 128–255
+    # next units (never "units 0–255" named while 0–127 are drawn, and 128–255
     # skipped).
     page.goto(f"{server_url}/?preset=transformer-base&tokens=64")
     wait_rendered(page)
@@ -203,8 +204,8 @@ def _flat(m: list[Any]) -> list[float]:
 
 
 def test_a_heatmap_of_zeros_draws_white_on_a_plain_scale(page, server_url):  # type: ignore[no-untyped-def]
-    # d_model 2, d_ff 2, T 1: ReLU zeroes both hidden units. A trial saw a colour bar of
-    # ±1e-12 with "+5e-13" ticks; the scale is now −1..+1 and every cell is 0 (white).
+    # d_model 2, d_ff 2, T 1: ReLU zeroes both hidden units. Not a colour bar of
+    # ±1e-12 with "+5e-13" ticks: the scale is −1..+1 and every cell is 0 (white).
     page.goto(f"{server_url}/?lang=en&d_model=2&d_ff=2&tokens=1")
     wait_rendered(page)
     drawn = _trace(page, "plot-hidden")

@@ -1,4 +1,4 @@
-"""The preset menu, the Tokens slider, the header formula and the status line (a new user's trial).
+"""The preset menu, the Tokens slider, the header formula and the status line.
 
 - Moving Tokens keeps the preset named (T is not part of a preset) and a reload shows the
   same page; changing d_model, d_ff, the activation or the biases makes it Custom.

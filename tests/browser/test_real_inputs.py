@@ -1,4 +1,4 @@
-"""Issue 3 in a real browser: typed text through the pretrained layer, the word-swap
+"""Real inputs in a real browser: typed text through the pretrained layer, the word-swap
 contrast, the neuron view, and own data (paste, bad files, the weight grid)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The sticky controls never run below the window (a trial at 1280x720: the sidebar was
-842 px tall, 913 px in zh-CN, so Language and the status line could only be reached at the
-end of a ~9,000 px page). It now scrolls on its own; the lesson scrolls it to a control it
+"""The sticky controls never run below the window (at 1280x720 the sidebar is 842 px tall,
+913 px in zh-CN: unscrolled, Language and the status line could only be reached at the end
+of a ~9,000 px page). It scrolls on its own; the lesson scrolls it to a control it
 highlights.
 """
 

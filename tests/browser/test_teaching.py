@@ -152,7 +152,7 @@ def test_panel_controls_recompute(page, server_url):  # type: ignore[no-untyped-
 
 
 def test_budget_formula_names_biases_only_when_the_layer_has_them(page, server_url):  # type: ignore[no-untyped-def]
-    # a trial: with biases off the counts said "biases 0" beside "2 · 16 · 64 (+ 64 + 16)"
+    # with biases off the counts never say "biases 0" beside "2 · 16 · 64 (+ 64 + 16)"
     page.goto(f"{server_url}/?lang=en&bias=0&panel=budget")
     wait_rendered(page)
     show(page, "#budget")

@@ -1,4 +1,4 @@
-"""Teaching sentences read on the page (issue 10, item 4), English and Chinese."""
+"""Teaching sentences read on the page, English and Chinese."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The training panel's other views (issue 13 part 2) in a real browser, reading the drawn
+"""The training panel's other views in a real browser, reading the drawn
 data and checking it against the same request replayed over HTTP (training is
 deterministic for a seed): the key-value reading of one unit, the dead zone over learning
 rates and activations, and the capacity sweep."""

@@ -1,4 +1,4 @@
-"""Issue 12 part 4 in a real browser: a whole 384 -> 1536 layer uploaded as a file (more
+"""Uploaded layer files in a real browser: a whole 384 -> 1536 layer uploaded as a file (more
 numbers than JSON bodies may carry) drives the flow; a file with no FFN names is refused."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Chinese on screen (issue 10 item 16): the status line, every tooltip (title attributes and
+"""Chinese on screen: the status line, every tooltip (title attributes and
 the plots' hover labels) in Chinese, no stray space at full-width punctuation anywhere in
 the drawn page, and "bit for bit" not readable as "position-wise"."""
 

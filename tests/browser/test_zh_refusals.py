@@ -1,4 +1,4 @@
-"""Every refusal the page's controls can cause reads in the page's language (issue 10 item 16).
+"""Every refusal the page's controls can cause reads in the page's language.
 
 In zh-CN the page sends what a student can do from its controls: a shape over the parameter
 limit, a typed text over the character limit or giving too many tokens, and a weights file

@@ -1,4 +1,4 @@
-"""Teaching sentences that were wrong (issue 10, item 4), in both languages."""
+"""Teaching sentences that must say what the FFN does, in both languages."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GeGLU with the tanh GELU (issue 10, item 3): T5 v1.1 / Flan-T5's `gated-gelu` FFN.
+"""GeGLU with the tanh GELU: T5 v1.1 / Flan-T5's `gated-gelu` FFN.
 
 Checked against transformers' own `T5DenseGatedActDense` (built offline from a T5Config,
 random weights) and against the NumPy reference; GeGLU with the erf GELU must NOT match it.

@@ -1,4 +1,4 @@
-"""Request and response models of POST /api/cheaper (issue 13, part 3)."""
+"""Request and response models of POST /api/cheaper: cheaper FFNs, measured."""
 
 from __future__ import annotations
 

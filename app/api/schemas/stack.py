@@ -1,4 +1,4 @@
-"""Request and response models of POST /api/stack (issue 13, part 1).
+"""Request and response models of POST /api/stack: a stack of Transformer layers.
 
 `StackRequest` extends the core's `ForwardRequest` (so every size, token and weight check
 applies) with the stack's shape and an optional nudge named as /api/perturb names it.

@@ -1,4 +1,4 @@
-"""Request models of POST /api/train and /api/train/capacity (issue 13, part 2).
+"""Request models of POST /api/train and /api/train/capacity: an FFN learning a memory.
 
 Every bound comes from `app.config.Settings` and is checked here, before anything is built;
 a refusal is a 422 naming the field, the value and what is allowed.

@@ -26,7 +26,7 @@ ACCENT: str = RULES["accent"]
 MUTED: str = RULES["muted"]
 ROBUST_QUANTILE: float = RULES["robust_quantile"]
 """The quantile of |value| where a robust colour range ends (the page's robustRange)."""
-# No modebar: its "share" button would upload the chart to Plotly's cloud (issue 10 item 10).
+# No modebar: its "share" button would upload the chart to Plotly's cloud.
 PLOT_CONFIG = {"displayModeBar": False, "displaylogo": False, "responsive": True}
 
 # Columns drawn at once, as static/js/windows.js: every drawn cell is one entry, no pooling.

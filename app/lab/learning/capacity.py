@@ -1,4 +1,4 @@
-"""Capacity: the memorised fraction against d_ff for the same pairs (issue 13, part 2)."""
+"""Capacity: the memorised fraction against d_ff for the same pairs."""
 
 from __future__ import annotations
 

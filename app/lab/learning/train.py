@@ -1,4 +1,4 @@
-"""The training loop of the memory task (issue 13, part 2): autograd, Adam, full batch.
+"""The training loop of the memory task: autograd, Adam, full batch.
 
 `train` is a generator of `Progress` records (every `log_every` steps, and step 0) ending
 with a `Final` record; closing it stops the work before the next step. The task and the

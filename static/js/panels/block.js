@@ -15,7 +15,7 @@ const ARROWS = {
 };
 
 function shapeText(name, shape) {
-  // no-break spaces: "Residual input x [6 ×" above "16]" was a trial's find
+  // no-break spaces: a shape never breaks as "Residual input x [6 ×" above "16]"
   return `${t(`block.step.${name}`)} [${shape.join("\u00a0×\u00a0")}]`;
 }
 
