@@ -555,9 +555,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.page:
         rows, raw = measure_page(QUICK if args.quick else FULL)
-        print_table(rows, raw, args.quick)
-        return 0
-    rows, raw = measure(QUICK if args.quick else FULL, with_browser=not args.no_browser)
+    else:
+        rows, raw = measure(QUICK if args.quick else FULL, with_browser=not args.no_browser)
     print_table(rows, raw, args.quick)
     result = {"rows": [asdict(r) for r in rows], "raw": raw}
     if args.json:
