@@ -52,9 +52,15 @@ def explore(
 ) -> Any:
     """A widget with the page's sliders (d_model, d_ff, T, activation, seed) drawing the flow.
 
+    The arguments are where the sliders start (the /api/forward body's fields; d_model and
+    d_ff snap to the page's steps).
+
     Args:
-        d_model, d_ff, num_tokens, activation, seed: where the sliders start (the
-            /api/forward body's fields; d_model and d_ff snap to the page's steps).
+        d_model: width of a token.
+        d_ff: hidden width.
+        num_tokens: T, the number of tokens.
+        activation: a key of `app.model.ACTIVATIONS`.
+        seed: the weights' seed.
 
     Returns:
         An `anywidget.AnyWidget`; its `data` traitlet holds what is drawn (see `flow_data`),
