@@ -56,7 +56,12 @@ def _bodies(path: str) -> list[dict[str, Any]]:
 def _post_paths() -> list[str]:
     with TestClient(create_app(Settings())) as c:
         paths = c.get("/openapi.json").json()["paths"]
-    return sorted(p for p, ops in paths.items() if "post" in ops and p not in SKIP)
+    # class sessions compute nothing from a body of FFN inputs (tests/api/test_sessions_*.py)
+    return sorted(
+        p
+        for p, ops in paths.items()
+        if "post" in ops and p not in SKIP and not p.startswith("/api/sessions")
+    )
 
 
 def _schema(openapi: dict[str, Any], path: str, status: str) -> dict[str, Any]:
