@@ -70,9 +70,12 @@ class FastJsonRoute(APIRoute):
 
         async def route(request: Request) -> Response:
             fast = FastJsonRequest(request.scope, request.receive)
-            # The body is read through the request Starlette made, which keeps it: its
-            # error handlers get that request (a body nested too deep is named from it).
-            fast._body = await request.body()
+            content_type = request.headers.get("content-type", "")
+            if not content_type or "json" in content_type:
+                # A JSON body is read through the request Starlette made, which keeps it:
+                # its error handlers get that request (a body nested too deep is named from
+                # it). Other bodies (a layer file's form) stream as FastAPI reads them.
+                fast._body = await request.body()
             return await handler(fast)
 
         return route
