@@ -7,11 +7,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import uvicorn
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from app.api.middleware.errors import INTERNAL_ERROR
-from app.config import Settings
+from app.config import Settings, get_settings
 from app.main import create_app
 
 JSON = {"content-type": "application/json"}
@@ -215,16 +216,16 @@ def test_default_bind_is_loopback(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("FFN_LAB_HOST", raising=False)
     assert Settings().host == "127.0.0.1"
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(app.cli.uvicorn, "run", lambda *a, **kw: seen.update(kw))
-    app.cli.get_settings.cache_clear()
+    monkeypatch.setattr(uvicorn, "run", lambda *a, **kw: seen.update(kw))
+    get_settings.cache_clear()
     try:
         app.cli.main([])
         assert seen["host"] == "127.0.0.1"
         app.cli.main(["--host", "0.0.0.0", "--workers", "2"])
         assert seen["host"] == "0.0.0.0" and seen["workers"] == 2
         monkeypatch.setenv("FFN_LAB_HOST", "0.0.0.0")
-        app.cli.get_settings.cache_clear()
+        get_settings.cache_clear()
         app.cli.main([])
         assert seen["host"] == "0.0.0.0"
     finally:
-        app.cli.get_settings.cache_clear()
+        get_settings.cache_clear()

@@ -31,11 +31,10 @@ import segno
 from fastapi import APIRouter, Header, HTTPException, Path, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
-from fastapi.templating import Jinja2Templates
 
 from app.api.deps import lab_limits
 from app.api.encoding import json_response
-from app.api.routes.pages import PANEL_SECTIONS, PANELS, boot_data
+from app.api.routes.pages import PANEL_SECTIONS, PANELS, boot_data, templates
 from app.api.schemas.sessions import (
     AnswerAccepted,
     AnswerRequest,
@@ -48,7 +47,6 @@ from app.api.schemas.sessions import (
 )
 from app.config import get_settings
 from app.lab.questions import Question, answer_question, build_question
-from app.paths import TEMPLATES_DIR
 from app.services.sessions import (
     Conflict,
     Forbidden,
@@ -83,7 +81,6 @@ QuestionId = Annotated[str, Path(min_length=1, max_length=32, description="the q
 
 router = APIRouter(prefix="/api/sessions", tags=["sessions"], responses=REFUSALS)
 pages = APIRouter(tags=["pages"], include_in_schema=False)
-templates = Jinja2Templates(directory=TEMPLATES_DIR)
 
 STATE_MAX_BYTES = 16 * 1024
 """Largest state body (the page's settings are well under 2 kB; typed text <= 500 chars)."""
