@@ -280,7 +280,8 @@ def test_params_when_t_doubles_is_unchanged(client: httpx.Client) -> None:
 
 def test_rows_changed_is_one_row(client: httpx.Client) -> None:
     got = reveal(client, {"tokens": 7, "position": 3, "activation": "gelu"}, "rows_changed")
-    assert got["picked"] == [1] and got["answer"]["params"]["rows"] == "4"
+    # position 3, as the page counts positions (0 to T - 1)
+    assert got["picked"] == [1] and got["answer"]["params"]["rows"] == "3"
 
 
 def test_zero_fraction_on_the_tiny_preset_matches_the_hand_computation(

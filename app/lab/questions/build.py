@@ -127,7 +127,8 @@ def _rows_changed(state: Mapping[str, Any], qid: str) -> tuple[dict[str, Any], l
     t = params["T"]
     k = min(int(read(state, "position")), t - 1)
     params["position"] = k
-    params["token"] = k + 1
+    params["token"] = k  # a position as the page counts them: 0 to T - 1
+    params["last"] = t - 1
     options = [
         ("session.choice.rows_none", 0),
         ("session.choice.rows_one", 1),
@@ -140,7 +141,7 @@ def _rows_changed(state: Mapping[str, Any], qid: str) -> tuple[dict[str, Any], l
         if value in seen:
             continue
         seen.add(value)
-        choices.append(_choice(len(choices), text, value, n=value, token=k + 1))
+        choices.append(_choice(len(choices), text, value, n=value, token=k))
     return params, choices
 
 

@@ -75,7 +75,7 @@ def _rows_changed(q: Question, cache: WeightCache, limits: Limits) -> Answer:
         _matching(q, len(changed)),
         len(changed),
         "session.answer.rows_changed",
-        {"n": len(changed), "rows": ", ".join(str(i + 1) for i in changed) or "-"},
+        {"n": len(changed), "rows": ", ".join(str(i) for i in changed) or "-"},
     )
 
 
