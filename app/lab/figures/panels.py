@@ -149,6 +149,10 @@ def combine(
             fig.add_trace(trace, row=1, col=col)
         fig.update_xaxes(panel.layout.xaxis, row=1, col=col)
         fig.update_yaxes(panel.layout.yaxis, row=1, col=col)
+        if col > 1 and all(isinstance(t, go.Heatmap) for t in panel.data):
+            # the first heatmap of the row names the rows (as on the page); a title here
+            # would sit under the colour bar of the plot to its left
+            fig.update_yaxes(title_text=None, row=1, col=col)
         for shape in panel.layout.shapes:
             fig.add_shape(shape, row=1, col=col)
     fig.update_layout(
