@@ -75,3 +75,17 @@ def test_chinese_titles() -> None:
     r = lab.forward(d_model=8, d_ff=16, num_tokens=3)
     fig = lab.flow(r, lang="zh-CN")
     assert fig.layout.title.text != lab.flow(r).layout.title.text
+
+
+def test_flow_hover_names_each_tensor_in_other_libraries() -> None:
+    """A notebook's flow figure carries the names students meet next, as the page's hover
+    does: the TransformerLens hook and the Hugging Face module path of each tensor."""
+    from app import lab
+
+    result = lab.forward(d_model=4, d_ff=8, num_tokens=2)
+    fig = lab.flow(result)
+    hovers = " ".join(str(t.hovertemplate) for t in fig.data)
+    names = dict(result)["tensor_names"]
+    for key in ("pre_activation", "hidden", "output"):
+        assert names[key]["transformer_lens"] in hovers
+        assert names[key]["huggingface"] in hovers

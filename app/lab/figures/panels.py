@@ -51,10 +51,34 @@ def flow_panels(forward: Answer, msg: Messages) -> list[tuple[str, go.Figure]]:
         ("hidden", msg("flow.hidden"), "units", unit),
         ("output", msg("flow.output"), "features", feature),
     ]
+    names = forward.get("tensor_names") or {}
     return [
-        (key, windowed(forward, key, title, kind, msg, x_title))
+        (key, named(windowed(forward, key, title, kind, msg, x_title), names.get(key)))
         for key, title, kind, x_title in stages
     ]
+
+
+def named(fig: go.Figure, names: dict[str, Any] | None) -> go.Figure:
+    """`fig` with the tensor's names in other libraries in its heatmap's hover text
+    (TransformerLens hook, Hugging Face module path, nnsight path: `tensor_names` of the
+    answer, `app.analysis.tensor_names`)."""
+    if not names:
+        return fig
+    said = "<br>".join(
+        f"{label}: {names[key]}"
+        for key, label in (
+            ("transformer_lens", "TransformerLens"),
+            ("huggingface", "Hugging Face"),
+            ("nnsight", "nnsight"),
+        )
+        if names.get(key)
+    )
+    for trace in fig.data:
+        if isinstance(trace, go.Heatmap) and trace.hovertemplate:
+            trace.hovertemplate = trace.hovertemplate.replace(
+                "<extra></extra>", f"<br>{said}<extra></extra>"
+            )
+    return fig
 
 
 def histogram_panel(forward: Answer, msg: Messages) -> go.Figure:
