@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.lab.figures.parts import DIVERGING
 from app.model.activations import ACTIVATIONS
 from app.paths import STATIC_DIR
 
@@ -43,6 +44,7 @@ def flow_data(
         key: {"z": r[key].tolist(), "shape": list(r[key].shape)} for key in SHOWN
     }
     out["names"] = {key: r["tensor_names"][key] for key in SHOWN}
+    out["colors"] = [color for _, color in DIVERGING]  # the page's diverging scale (rules.json)
     out["error"] = None
     return out
 

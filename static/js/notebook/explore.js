@@ -2,9 +2,14 @@
 // The kernel computes (app/lab/explore.py); this draws the flow it sends as three heatmaps
 // on canvases, on the page's colour scale. No plotly.js, nothing from a CDN.
 
-// ColorBrewer RdBu, as static/js/charts.js: blue < 0 < red, white at 0.
-const RDBU = ["#2166ac", "#4393c3", "#92c5de", "#d1e5f0", "#f7f7f7", "#fddbc7", "#f4a582", "#d6604d", "#b2182b"];
-const STOPS = RDBU.map((hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)));
+// The page's diverging scale (static/js/charts/rules.json), sent by the kernel with the data
+// ("colors", evenly spaced): blue < 0 < red, white at 0.
+let STOPS = [[33, 102, 172], [247, 247, 247], [178, 24, 43]];
+
+/** @param {string[]} colors */
+function setScale(colors) {
+  if (colors?.length > 1) STOPS = colors.map((hex) => [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)));
+}
 
 function colour(v, zmax) {
   const t = Math.max(0, Math.min(1, (v / zmax + 1) / 2)) * (STOPS.length - 1);
@@ -81,7 +86,7 @@ function render({ model, el }) {
 
   const error = document.createElement("p");
   error.setAttribute("role", "alert");
-  error.style.cssText = "color:#b2182b;font:13px system-ui,sans-serif";
+  error.style.cssText = "color:rgb(178,24,43);font:13px system-ui,sans-serif";
   const flow = document.createElement("div");
   flow.style.cssText = "display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start;margin-top:8px";
   el.append(error, flow);
@@ -103,6 +108,7 @@ function render({ model, el }) {
     error.textContent = data.error || "";
     flow.style.opacity = data.error ? "0.35" : "1";
     if (data.error) return;
+    setScale(data.colors);
     for (const [key, f] of Object.entries(figures)) {
       const t = data[key];
       if (!t) continue;
