@@ -25,3 +25,18 @@ def settings_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch
     yield monkeypatch
     monkeypatch.undo()
     get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    """Debian's Chromium, headless, through Playwright: one for the whole session, shared by
+    every folder (Playwright's sync API cannot start a second driver while one runs)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _require_chromium
+
+    _require_chromium()
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

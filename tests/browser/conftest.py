@@ -55,18 +55,6 @@ def server_url() -> Iterator[str]:
     stop_server(proc)
 
 
-@pytest.fixture(scope="session")
-def browser() -> Iterator[object]:
-    """Debian's Chromium, headless, through Playwright."""
-    _require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 class PageRecorder:
     """Every request URL a page made, and the console errors it printed."""
 

@@ -5,12 +5,10 @@ restart that students see as "the session has ended"."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, _require_chromium
 from tests.serverproc import free_port, start_server, stop_server
 from tests.sessionhelpers import Relay
 
@@ -24,14 +22,9 @@ PHONE = {
 
 
 @pytest.fixture(scope="module")
-def pw() -> Iterator[Any]:
-    _require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+def pw(browser: Any) -> Any:
+    """The session's Chromium (tests/conftest.py)."""
+    return browser
 
 
 def context(browser: Any, locale: str, **extra: Any) -> Any:

@@ -113,8 +113,7 @@ PLOTLY_HEADER = "plotly.js v"
 @pytest.mark.timeout(600)
 @pytest.mark.filterwarnings("ignore::ResourceWarning")
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_exported_html_draws_offline(executed: Any, tmp_path: Path) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_exported_html_draws_offline(executed: Any, tmp_path: Path, browser: Any) -> None:
     source = tmp_path / "tour.ipynb"
     nbformat.write(executed, source)
     subprocess.run(
@@ -130,37 +129,32 @@ def test_exported_html_draws_offline(executed: Any, tmp_path: Path) -> None:
     expected_figures = len(figure_outputs(executed))
     # what the kernel computed for the first figure (same call as the tour's section 1)
     r = lab.forward(d_model=16, d_ff=64, activation="gelu", num_tokens=6)
-    chromium = os.environ.get("FFN_LAB_CHROMIUM", "/usr/bin/chromium")
     refused: list[str] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=chromium, args=["--headless", "--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
 
-            def offline(route: Any) -> None:
-                if not route.request.url.startswith("file://"):
-                    refused.append(route.request.url)
-                    route.abort()
-                else:
-                    route.continue_()
+        def offline(route: Any) -> None:
+            if not route.request.url.startswith("file://"):
+                refused.append(route.request.url)
+                route.abort()
+            else:
+                route.continue_()
 
-            context.route("**/*", offline)
-            page = context.new_page()
-            page.goto(page_file.as_uri())
-            plots = page.locator(".js-plotly-plot")
-            plots.nth(expected_figures - 1).locator(".main-svg").first.wait_for()
-            assert plots.count() == expected_figures
-            drawn = json.loads(
-                plots.first.evaluate(
-                    # plotly.js decodes the figure's base64 arrays into typed arrays
-                    "el => JSON.stringify(el._fullData.filter(t => t.type === 'heatmap')"
-                    ".map(t => Array.from(t.z, row => Array.from(row))))"
-                )
+        context.route("**/*", offline)
+        page = context.new_page()
+        page.goto(page_file.as_uri())
+        plots = page.locator(".js-plotly-plot")
+        plots.nth(expected_figures - 1).locator(".main-svg").first.wait_for()
+        assert plots.count() == expected_figures
+        drawn = json.loads(
+            plots.first.evaluate(
+                # plotly.js decodes the figure's base64 arrays into typed arrays
+                "el => JSON.stringify(el._fullData.filter(t => t.type === 'heatmap')"
+                ".map(t => Array.from(t.z, row => Array.from(row))))"
             )
-        finally:
-            browser.close()
+        )
+    finally:
+        context.close()
     # the flow's heatmaps: input, pre_activation, hidden, output, as the kernel computed
     assert len(drawn) == 4
     for z, key in zip(drawn, ["input", "pre_activation", "hidden", "output"], strict=True):
