@@ -64,7 +64,12 @@ function caption(el, key, data, columns, clip) {
   more.className = "caption-more";
   more.append(...unbroken(parts.slice(1).map((p) => ` · ${p}`).join("")));
   const cut = dims ? text.indexOf(" = ") + 2 : text.indexOf(" [");
-  el.replaceChildren(...(cut < 0 ? unbroken(text) : [nobr(text.slice(0, cut)), " ", nobr(text.slice(cut + 1))]),
+  const symbolic = () => {
+    const span = nobr(text.slice(0, cut));
+    span.classList.add("caption-symbolic"); // a small embed shows the numbers only
+    return span;
+  };
+  el.replaceChildren(...(cut < 0 ? unbroken(text) : [symbolic(), " ", nobr(text.slice(cut + 1))]),
     ...(parts.length > 1 ? [more] : []));
   el.title = details.join("\n");
 }

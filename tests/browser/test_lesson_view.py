@@ -86,7 +86,8 @@ def test_learn_step_runs_the_training(page, server_url):  # type: ignore[no-unty
     traces = page.evaluate(
         "() => document.getElementById('plot-train-loss').data.map((t) => t.y.length)"
     )
-    assert len(traces) == 2 and all(n > 1 for n in traces), traces  # with and without FFN
+    # with the FFN, without it (a linear map), and the same-budget linear control
+    assert len(traces) == 3 and all(n > 1 for n in traces), traces
     card = page.locator("#lesson").bounding_box()
     for plot in ("#plot-train-loss", "#plot-train-accuracy"):
         assert page.locator(f"{plot}.lesson-highlight").count() == 1
