@@ -42,7 +42,7 @@ def openapi(client: TestClient) -> dict[str, Any]:
 
 def _bodies(path: str) -> list[dict[str, Any]]:
     """Overflowing bodies: huge tokens and weights through a gated FFN (the output's squares
-    pass 3.4e38) and a plain one."""
+    exceed 3.4e38) and a plain one."""
     gated = {"d_model": D, "d_ff": F, "activation": "swiglu", "tokens": TOKENS, "weights": GATED}
     plain = {"d_model": D, "d_ff": F, "activation": "relu", "tokens": TOKENS, "weights": WEIGHTS}
     if path == "/api/stack":

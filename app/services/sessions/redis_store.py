@@ -78,7 +78,8 @@ class RedisStore:
         self._reader = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
-        assert self._pubsub is not None  # set by start()
+        if self._pubsub is None:  # set by start(); a reader is only created there
+            raise RuntimeError("the Redis store's subscriber was not started")
         while True:
             try:
                 async for message in self._pubsub.listen():
