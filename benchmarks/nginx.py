@@ -68,6 +68,23 @@ def config_text(prefix: Path, port: int, upstreams: list[str]) -> str:
         if upstreams
         else ""
     )
+    return _main_config(
+        prefix,
+        f"""    keepalive_requests 100000;
+{upstream}    server {{
+        listen 127.0.0.1:{port};
+        location = /__nginx_ok {{
+            default_type application/json;
+            return 200 '{{"status":"ok"}}\\n';
+        }}
+{proxy}    }}
+""",
+    )
+
+
+def _main_config(prefix: Path, http_body: str) -> str:
+    """nginx's main configuration with temporary paths under `prefix`, around `http_body`
+    (the inside of the `http` block)."""
     return f"""daemon off;
 worker_processes 1;
 pid {prefix}/nginx.pid;
@@ -82,15 +99,7 @@ http {{
     fastcgi_temp_path {prefix}/fastcgi;
     uwsgi_temp_path {prefix}/uwsgi;
     scgi_temp_path {prefix}/scgi;
-    keepalive_requests 100000;
-{upstream}    server {{
-        listen 127.0.0.1:{port};
-        location = /__nginx_ok {{
-            default_type application/json;
-            return 200 '{{"status":"ok"}}\\n';
-        }}
-{proxy}    }}
-}}
+{http_body}}}
 """
 
 
@@ -109,23 +118,7 @@ def deploy_config_text(prefix: Path, port: int, upstreams: list[str]) -> str:
         "    location = /__nginx_ok {\n        default_type application/json;\n"
         '        return 200 \'{"status":"ok"}\\n\';\n    }\n',
     )
-    return f"""daemon off;
-worker_processes 1;
-pid {prefix}/nginx.pid;
-error_log {prefix}/error.log warn;
-events {{
-    worker_connections 4096;
-}}
-http {{
-    access_log off;
-    client_body_temp_path {prefix}/body;
-    proxy_temp_path {prefix}/proxy;
-    fastcgi_temp_path {prefix}/fastcgi;
-    uwsgi_temp_path {prefix}/uwsgi;
-    scgi_temp_path {prefix}/scgi;
-{text}
-}}
-"""
+    return _main_config(prefix, text + "\n")
 
 
 class Nginx:
