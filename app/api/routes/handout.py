@@ -20,7 +20,12 @@ _building = threading.Lock()
 @router.post(
     "/handout",
     response_class=HTMLResponse,
-    responses={503: {"model": ErrorOut, "description": "busy: a handout is being built"}},
+    responses={
+        503: {
+            "description": "busy: a handout is being built",
+            "content": {"application/json": {"schema": ErrorOut.model_json_schema()}},
+        }
+    },
 )
 async def post_handout(req: HandoutRequest) -> Response:
     """Every lesson step's picture (computed by the real FFN for the step's settings),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlencode
 
@@ -40,7 +41,9 @@ def render_handout(
         lang: the language of every sentence, title and label.
         base_url: the page's address (e.g. "https://ffn-lab.example/"), for the links back.
         steps: the lesson's steps (default: all of them).
-        on_step: called with the step's number after each picture (a progress hook).
+        on_step: called with the step's number after each picture (a progress hook); with
+            it the pictures are computed afresh, without it they are computed once per
+            process and language and reused (a second handout takes well under a second).
 
     Returns:
         One HTML document: Plotly inlined once (in the first figure), one <section> per
@@ -51,18 +54,7 @@ def render_handout(
     """
     msg = Messages(lang)
     sections: list[dict[str, Any]] = []
-    for number, step in enumerate(steps, start=1):
-        pic: Picture = picture(step, lang)
-        div = pio.to_html(
-            pic.figure,
-            full_html=False,
-            include_plotlyjs=number == 1,
-            config=PLOT_CONFIG | {"responsive": True, "staticPlot": False},
-            div_id=f"handout-plot-{number}",
-            default_width="100%",
-            default_height=f"{pic.figure.layout.height or 360}px",
-            validate=False,
-        )
+    for number, (step, pic, div) in enumerate(_step_pictures(lang, steps, on_step), start=1):
         sections.append(
             {
                 "number": number,
@@ -75,8 +67,6 @@ def render_handout(
                 "div": div,
             }
         )
-        if on_step is not None:
-            on_step(number)
     context = {
         "lang": lang,
         "title": msg("handout.title"),
@@ -95,3 +85,41 @@ def render_handout(
         "sections": sections,
     }
     return templates.get_template("handout.html").render(**context)
+
+
+def _step_pictures(
+    lang: str, steps: tuple[Step, ...], on_step: Callable[[int], None] | None
+) -> tuple[tuple[Step, Picture, str], ...]:
+    """Each step with its picture and the picture's HTML div. The lesson's own steps are
+    computed once per process and language (a step's picture depends only on its settings
+    and the language) unless `on_step` asks to watch them being computed."""
+    if on_step is None and steps is STEPS:
+        return _lesson_pictures(lang)
+    return _compute_step_pictures(lang, steps, on_step)
+
+
+@lru_cache(maxsize=len(LANGUAGES))
+def _lesson_pictures(lang: str) -> tuple[tuple[Step, Picture, str], ...]:
+    return _compute_step_pictures(lang, STEPS, None)
+
+
+def _compute_step_pictures(
+    lang: str, steps: tuple[Step, ...], on_step: Callable[[int], None] | None
+) -> tuple[tuple[Step, Picture, str], ...]:
+    out: list[tuple[Step, Picture, str]] = []
+    for number, step in enumerate(steps, start=1):
+        pic = picture(step, lang)
+        div = pio.to_html(
+            pic.figure,
+            full_html=False,
+            include_plotlyjs=number == 1,
+            config=PLOT_CONFIG | {"responsive": True, "staticPlot": False},
+            div_id=f"handout-plot-{number}",
+            default_width="100%",
+            default_height=f"{pic.figure.layout.height or 360}px",
+            validate=False,
+        )
+        out.append((step, pic, div))
+        if on_step is not None:
+            on_step(number)
+    return tuple(out)
