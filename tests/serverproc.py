@@ -6,14 +6,20 @@ Shared by the determinism, load and browser tests and by benchmarks/ (the same h
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
 import sys
 import time
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any, TypeVar
 
 import httpx
+
+T = TypeVar("T")
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -112,3 +118,11 @@ def child_pids(pid: int) -> list[int]:
         if children.exists():
             out += [int(c) for c in children.read_text().split()]
     return out
+
+
+def run_async(coro: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(coro)` on a thread of its own: a test that drives its own event loop runs
+    the same after a browser test in the same process (Playwright's sync API keeps a loop
+    running on the main thread)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()

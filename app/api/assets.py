@@ -43,6 +43,47 @@ PLOTLY_CARTESIAN = (
 """npm's cartesian bundle, installed by `npm ci` in a checkout (package-lock.json pins it)."""
 
 
+_IMPORT = re.compile(
+    r"""^\s*(?:import|export)\b[^;"']*?(?:\bfrom\s*)?["'](\.{1,2}/[^"']+\.js)["']""", re.M
+)
+"""A static `import ... from "./x.js"` (or `export ... from`, or a bare `import "./x.js"`)."""
+
+
+@lru_cache
+def module_graph(entry: str) -> tuple[str, ...]:
+    """Every ES module that `entry` (a path under `static/`, e.g. "js/main.js") imports
+    statically, directly or not, as paths under `static/` in the order first met (depth
+    first); the entry itself excluded. JSON modules and dynamic `import()` are left out.
+
+    The page links them as `<link rel="modulepreload">`: the browser fetches the whole tree
+    at once instead of one level of imports after another (each level waits for the one
+    before it to be parsed, and parsing waits for plotly.js to finish running).
+
+    Raises:
+        FileNotFoundError: `entry` or a module it imports is not under `static/`.
+    """
+    seen: dict[str, None] = {}
+
+    def visit(path: str) -> None:
+        source = (STATIC_DIR / path).read_text(encoding="utf-8")
+        folder = Path(path).parent
+        for spec in _IMPORT.findall(source):
+            target = (folder / spec).as_posix()
+            parts: list[str] = []
+            for part in target.split("/"):
+                if part == "..":
+                    parts.pop()
+                elif part not in ("", "."):
+                    parts.append(part)
+            name = "/".join(parts)
+            if name not in seen and name != entry:
+                seen[name] = None
+                visit(name)
+
+    visit(entry)
+    return tuple(seen)
+
+
 @lru_cache
 def static_version() -> str:
     """`v-` and the first 12 hex digits of a SHA-256 over every file under `static/` (its

@@ -22,6 +22,7 @@ from app.config import Settings
 from app.lab.forward import forward_answer
 from app.main import create_app
 from app.model.pretrained import is_available
+from tests.serverproc import run_async
 
 S = {"d_model": 16, "d_ff": 64, "num_tokens": 5, "seed": 2, "input_seed": 3}
 
@@ -136,7 +137,7 @@ def test_identical_requests_together_are_computed_once(forward_calls: list[int])
                 await asyncio.gather(*(client.post("/api/forward", json=body) for _ in range(8)))
             )
 
-    answers = asyncio.run(burst())
+    answers = run_async(burst())
     assert all(r.status_code == 200 for r in answers)
     assert len({r.content for r in answers}) == 1
     assert len(forward_calls) == 1, f"{len(forward_calls)} computations for 8 identical requests"
@@ -173,7 +174,7 @@ def test_the_memory_bound_holds() -> None:
             await cache({"type": "http", "method": "POST", "path": "/api/forward"}, receive, send)
             sizes.append(cache.current_bytes)
 
-    asyncio.run(run())
+    run_async(run())
     assert max(sizes) <= 10_000
     assert cache.misses == 100 and cache.hits == 0
     assert sizes[-1] > 9_000  # it is filled, not emptied

@@ -5,6 +5,7 @@ that, sent fresh, is refused."""
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 from fastapi.testclient import TestClient
@@ -55,3 +56,16 @@ def test_a_cached_answer_never_answers_another_content_type(
     other = client.post(path, content=data, headers={"content-type": content_type})
     assert other.status_code == 422, other.text[:200]
     assert "Content-Type: application/json" in other.text
+
+
+def test_a_value_too_deep_to_print_is_not_echoed() -> None:
+    """A refused value is echoed in the 422 when short; one nested deeper than the
+    interpreter can print (how deep depends on the stack the request runs on) is left out,
+    never a 500."""
+    from app.api.middleware.errors import echo
+
+    value: list[object] = []
+    for _ in range(sys.getrecursionlimit() + 10):
+        value = [value]
+    assert echo(value) is None
+    assert echo([[1, 2]]) == "[[1, 2]]"

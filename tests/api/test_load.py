@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from benchmarks.load import run_load
-from tests.serverproc import start_server, stop_server
+from tests.serverproc import run_async, start_server, stop_server
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,7 @@ def server() -> Iterator[str]:
 
 
 def test_quick_load_has_no_unexpected_answers(server: str) -> None:
-    report = asyncio.run(run_load(server, clients=10, duration=3.0))
+    report = run_async(run_load(server, clients=10, duration=3.0))
     assert report.unexpected_total == 0, report.unexpected
     assert report.latency_ms["S_forward"]["n"] >= 1  # it ran (a count, not a speed: no timing)
     assert report.by_status.get("200", 0) > 0 and report.by_status.get("422", 0) > 0
@@ -87,7 +87,7 @@ def test_same_bytes_under_concurrency(server: str) -> None:
         assert all(r.status_code == 200 for r in responses)
         return [r.content for r in responses[:20]]
 
-    bodies = asyncio.run(main())
+    bodies = run_async(main())
     assert len(set(bodies)) == 1
     assert httpx.post(f"{server}/api/forward", json=small).content == bodies[0]
 

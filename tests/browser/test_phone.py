@@ -118,3 +118,58 @@ def test_the_language_switch_changes_the_status_line_too(browser, server_url):  
         )
     finally:
         context.close()
+
+
+CHART_TIMES = """
+window.ffnChartTimes = [];
+new MutationObserver((records) => {
+  const now = performance.now();
+  for (const record of records) {
+    for (const node of record.addedNodes) {
+      const plot = node.classList?.contains('main-svg') && node.closest('.js-plotly-plot');
+      if (plot && !window.ffnChartTimes.some(([id]) => id === plot.id)) {
+        window.ffnChartTimes.push([plot.id, now]);
+      }
+    }
+  }
+}).observe(document, { subtree: true, childList: true });
+"""
+FLOW = ["plot-input", "plot-pre_activation", "plot-hidden", "plot-output"]
+
+
+def test_a_phone_fetches_every_module_at_once_and_draws_one_chart_per_task(browser, server_url):  # type: ignore[no-untyped-def]
+    """Every module the page runs is announced in its <head> (`modulepreload`: the tree is
+    fetched at once, not level by level behind plotly.js); the charts below the fold are
+    drawn without scrolling, the flow in its order, each in a task of its own (the page is
+    never blocked for all of them at once)."""
+    context, page = _phone(browser)
+    try:
+        page.add_init_script(CHART_TIMES)
+        page.goto(f"{server_url}/?lang=en")
+        wait_rendered(page, timeout=TIMEOUT)
+        preloaded = set(
+            page.evaluate(
+                "() => [...document.querySelectorAll('link[rel=modulepreload]')].map((l) => l.href)"
+            )
+        )
+        fetched = set(
+            page.evaluate(
+                "() => performance.getEntriesByType('resource').map((e) => e.name)"
+                ".filter((u) => u.includes('/static/') && u.endsWith('.js'))"
+            )
+        )
+        main = next(u for u in fetched if u.endswith("/js/main.js"))
+        assert fetched - {main} == preloaded
+        assert page.evaluate("() => window.scrollY") == 0
+        times = dict(page.evaluate("() => window.ffnChartTimes"))
+        in_view = page.evaluate(
+            "() => [...document.querySelectorAll('.js-plotly-plot')]"
+            ".filter((p) => p.getBoundingClientRect().top < innerHeight).length"
+        )
+        assert in_view == 0  # all below the fold on a phone held upright
+        assert set(FLOW) <= set(times) and "plot-sparsity" in times
+        flow = [times[name] for name in FLOW]
+        assert flow == sorted(flow) and flow[-1] <= times["plot-sparsity"]
+        assert len(set(times.values())) == len(times)  # one chart per task
+    finally:
+        context.close()

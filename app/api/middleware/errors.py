@@ -47,7 +47,10 @@ def echo(value: Any) -> Any:
         return value if len(value) <= _MAX_ECHO else None
     if isinstance(value, dict):
         return None
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:  # a body nested deeper than the interpreter's stack: not echoed
+        return None
     return text if len(text) <= _MAX_ECHO else None
 
 

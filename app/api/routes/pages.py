@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from app.analysis import param_counts
-from app.api.assets import IMMUTABLE, REVALIDATE, plotly_bundle
+from app.api.assets import IMMUTABLE, REVALIDATE, module_graph, plotly_bundle
 from app.config import get_settings
 from app.model.activations import ACTIVATIONS
 from app.model.ffn import FFNConfig
@@ -116,6 +116,7 @@ def plotly_src() -> str:
 
 
 templates.env.globals["plotly_src"] = plotly_src
+templates.env.globals["module_graph"] = module_graph
 
 
 def _plotly_response(request: Request, cache_control: str) -> Response:

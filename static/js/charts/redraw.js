@@ -1,5 +1,6 @@
 // Redraw only what is needed: unchanged charts are skipped, off-screen ones deferred until
-// they scroll into view, and a container that changes size is drawn again at its new size.
+// they scroll into view (a first picture out of sight is drawn soon after those in sight),
+// and a container that changes size is drawn again at its new size.
 import { currentFontScale, forgetSizes, rootScale, sizeOf } from "./common.js";
 
 const visible = new WeakMap(); // container -> on screen (or near it), from the observer
@@ -65,6 +66,53 @@ export function drawDeferred() {
 }
 if (typeof window !== "undefined") window.addEventListener("beforeprint", () => { drawDeferred(); });
 
+/** True when `el` is laid out but entirely outside the viewport (below the fold on a
+ * phone). A container not laid out (a hidden panel) counts as in sight: drawn at once, as
+ * before it is shown. */
+function outOfSight(el) {
+  const r = el.getBoundingClientRect();
+  if (r.width === 0 && r.height === 0) return false;
+  return r.bottom < 0 || r.top > window.innerHeight || r.right < 0 || r.left > window.innerWidth;
+}
+
+// A chart's first picture when it is out of sight is drawn soon, not now: one chart per task
+// in the order asked, after those in sight, so that the first answer's charts in sight (and
+// the page's response to a touch) do not wait for every chart below them. Each caller's
+// promise resolves when its chart has been drawn (its latest draw: `waiting` holds it), or
+// drawn meanwhile because it scrolled into view, or cleared.
+const backlog = new Map(); // container -> resolvers of the promises handed out for it
+let draining = false;
+
+/** Queue `el`'s first draw (its draw is in `waiting`); resolves when it has run. */
+function drawSoon(el) {
+  const promise = new Promise((resolve, reject) => {
+    const list = backlog.get(el) || [];
+    list.push({ resolve, reject });
+    backlog.set(el, list);
+  });
+  if (!draining) {
+    draining = true;
+    setTimeout(drainOne, 0);
+  }
+  return promise;
+}
+
+function drainOne() {
+  const next = backlog.entries().next();
+  if (next.done) {
+    draining = false;
+    return;
+  }
+  const [el, list] = next.value;
+  backlog.delete(el);
+  const draw = waiting.get(el);
+  waiting.delete(el);
+  new Promise((resolve) => { resolve(draw ? draw() : el); }).then(
+    () => { for (const r of list) r.resolve(el); },
+    (err) => { for (const r of list) r.reject(err); },
+  ).finally(() => setTimeout(drainOne, 0));
+}
+
 /**
  * Run `draw()` now when `el` is on screen (or has never been drawn); else keep it until `el`
  * scrolls into view: a Plotly.react costs ~10 ms per chart, and charts nobody can see
@@ -83,9 +131,14 @@ export function whenVisible(el, drawNow) {
   };
   if (!observer) return draw();
   if (!visible.has(el)) {
-    visible.set(el, true);
     observer.observe(el);
-    return draw();
+    if (!outOfSight(el)) {
+      visible.set(el, true);
+      return draw();
+    }
+    visible.set(el, false); // the observer's first report follows
+    waiting.set(el, draw);
+    return drawSoon(el);
   }
   if (visible.get(el)) {
     waiting.delete(el);
