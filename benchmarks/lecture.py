@@ -318,7 +318,7 @@ def report(results: list[Result], load: tuple[float, float, float]) -> str:
     lines = [
         f"Lecture benchmark: {results[0].students} students, a change every 2 s; "
         f"load average before {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
-        f"after {os.getloadavg()[0]:.2f} (2-core machine shared with other work)",
+        f"after {os.getloadavg()[0]:.2f} ({os.cpu_count()} cores; the load shows what else ran)",
         "",
         f"{'setup':40} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} {'lost':>5} {'stale':>5} "
         f"{'answers':>9} {'late':>5} {'RSS MB':>8} {'join s':>7}",
