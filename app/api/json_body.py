@@ -67,14 +67,16 @@ class FastJsonRoute(APIRoute):
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
+        reads_json = self.body_field is not None
 
         async def route(request: Request) -> Response:
             fast = FastJsonRequest(request.scope, request.receive)
             content_type = request.headers.get("content-type", "")
-            if not content_type or "json" in content_type:
+            if reads_json and (not content_type or "json" in content_type):
                 # A JSON body is read through the request Starlette made, which keeps it:
                 # its error handlers get that request (a body nested too deep is named from
-                # it). Other bodies (a layer file's form) stream as FastAPI reads them.
+                # it). Other bodies (a layer file's form) stream as FastAPI reads them, and
+                # an endpoint without a body model (the layer upload) reads its own.
                 fast._body = await request.body()
             return await handler(fast)
 

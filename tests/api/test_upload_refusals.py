@@ -210,3 +210,62 @@ def test_bombs_are_refused_before_unpacking(
         tracemalloc.stop()
     assert detail["code"] == code
     assert peak < 2 * LIMIT, f"{peak:,} bytes traced while refusing {name}"
+
+
+def test_a_bad_value_past_the_first_checked_block_is_named(client: TestClient) -> None:
+    """Values are checked a block at a time: one far into the tensor is found and named."""
+    from app.lab.layer_checks import CHUNK
+
+    w1 = torch.full((64, 2 * CHUNK // 64), 0.5)
+    w2 = torch.full((2 * CHUNK // 64, 64), 0.25)
+    w1[50, 7] = float("nan")
+    detail = refusal(client, WRITERS["npz"]({"w1": w1, "w2": w2}), "layer.npz")
+    assert detail["code"] == "file_bad_value"
+    assert detail["params"]["name"] == "w1[50, 7]"
+
+
+def _request(chunks: list[bytes], declared: int | None) -> Any:
+    from starlette.requests import Request
+
+    headers = [] if declared is None else [(b"content-length", str(declared).encode())]
+    pending = list(chunks)
+
+    async def receive() -> dict[str, Any]:
+        body = pending.pop(0) if pending else b""
+        return {"type": "http.request", "body": body, "more_body": bool(pending)}
+
+    return Request({"type": "http", "method": "POST", "headers": headers}, receive)
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_the_file_is_read_whole_from_its_chunks(declared: bool) -> None:
+    from anyio import run
+
+    from app.api.routes.weights import read_file
+
+    chunks = [bytes([i]) * (1000 + i) for i in range(20)]
+    whole = b"".join(chunks)
+    request = _request(chunks, len(whole) if declared else None)
+    assert run(read_file, request, len(whole)) == whole
+
+
+@pytest.mark.parametrize(
+    ("chunks", "declared", "limit", "status"),
+    [
+        ([b"x" * 10], 10, 9, 413),  # declared over the limit
+        ([b"x" * 10], None, 9, 413),  # chunked over the limit
+        ([b"x" * 10], 12, 100, 400),  # shorter than declared
+        ([b"x" * 10, b"x" * 5], 12, 100, 400),  # longer than declared
+    ],
+)
+def test_a_body_that_is_too_large_or_not_as_declared_is_refused(
+    chunks: list[bytes], declared: int | None, limit: int, status: int
+) -> None:
+    from anyio import run
+    from fastapi import HTTPException
+
+    from app.api.routes.weights import read_file
+
+    with pytest.raises(HTTPException) as caught:
+        run(read_file, _request(chunks, declared), limit)
+    assert caught.value.status_code == status

@@ -196,3 +196,20 @@ def test_upload_over_the_limit_is_413(client: TestClient, settings_env: pytest.M
         )
     assert response.status_code == 413
     assert "2,048" in response.json()["detail"]
+
+
+def test_a_file_sent_in_chunks_without_a_length_reads_the_same(client: TestClient) -> None:
+    """Transfer-Encoding: chunked (no Content-Length) gives the same layer and id."""
+    buffer = io.BytesIO()
+    rng = np.random.default_rng(0)
+    np.savez(buffer, w1=rng.standard_normal((8, 32), np.float32), w2=np.ones((32, 8), np.float32))
+    data = buffer.getvalue()
+    declared = _upload(client, data, "ours.npz")
+    response = client.post(
+        "/api/weights/upload",
+        params={"filename": "ours.npz"},
+        content=iter([data[:100], data[100:1000], data[1000:]]),
+        headers={"content-type": "application/octet-stream"},
+    )
+    assert response.status_code == 200, response.text
+    assert response.json() == declared
