@@ -98,4 +98,41 @@ def test_lesson_handout_opens_offline_with_every_step_drawn(  # type: ignore[no-
         assert pdf_pages(pdf) >= len(STEPS) // 3
     finally:
         offline.close()
+    _phone_view(browser, path)
     assert page.recorder.foreign() == []
+
+
+def _phone_view(browser, path) -> None:  # type: ignore[no-untyped-def]
+    """On a phone held upright the handout never scrolls sideways; each picture keeps a
+    readable width (at least 40 rem) and scrolls sideways in its own box, and a note says so."""
+    phone = browser.new_context(
+        offline=True,
+        viewport={"width": 390, "height": 844},
+        is_mobile=True,
+        has_touch=True,
+        device_scale_factor=3,
+    )
+    try:
+        viewer = phone.new_page()
+        viewer.goto(path.as_uri())
+        viewer.wait_for_function(
+            "n => document.querySelectorAll('.step .js-plotly-plot .main-svg').length >= n",
+            arg=len(STEPS),
+            timeout=60_000,
+        )
+        got = viewer.evaluate(
+            """() => ({
+              page: [document.documentElement.scrollWidth, document.documentElement.clientWidth],
+              pictures: Array.from(document.querySelectorAll('.picture'), (p) => ({
+                plot: p.querySelector('.js-plotly-plot').getBoundingClientRect().width,
+                box: p.clientWidth, scrolls: p.scrollWidth > p.clientWidth,
+              })),
+              note: document.querySelector('.swipe').getBoundingClientRect().height,
+            })"""
+        )
+        assert got["page"][0] == got["page"][1] == 390
+        assert got["note"] > 0
+        for picture in got["pictures"]:
+            assert picture["plot"] >= 640 and picture["box"] <= 390 and picture["scrolls"]
+    finally:
+        phone.close()

@@ -75,6 +75,7 @@ def render_handout(
         "link_label": msg("handout.link"),
         "counter": msg("handout.counter"),
         "print_note": msg("handout.print"),
+        "swipe_note": msg("handout.swipe"),
         "start": step_link(base_url, 1, lang),
         "made": msg(
             "handout.made",
