@@ -4,7 +4,8 @@
     python -m benchmarks.run --quick    # tiny settings: checks that everything runs
 
 A full run overwrites benchmarks/results/latest.json and latest.md (the table the
-documentation's performance page includes); --quick writes there only when given --out.
+documentation's performance page includes); --quick and --page write there only when given
+--out.
 
 Starts its own server on a free loopback port, drives it with a bounded asyncio client and
 headless Chromium, and prints: metric, measured, target, pass/fail, bound. The bound is what
@@ -561,7 +562,9 @@ def main(argv: list[str] | None = None) -> int:
     result = {"rows": [asdict(r) for r in rows], "raw": raw}
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
-    out = args.out or (None if args.quick else report.RESULTS)
+    # latest.json/md hold a full run (the performance page includes them): a quick run or
+    # the page's part alone writes there only when given --out
+    out = args.out or (None if args.quick or args.page else report.RESULTS)
     if out is not None:
         for path in report.write_latest(result, out):
             print(f"wrote {path}")
