@@ -52,6 +52,12 @@ function caption(el, key, data, columns, clip) {
   const said = summary ? summaryText(summary) : null;
   if (said) details.push(said[1]);
   const total = data.shapes[key][1];
+  if (said && summary.method !== "top_rms" && columns && total > columns.width) {
+    // the server sent a window wider than the one drawn: the caption names the drawn
+    // columns, as the chart's axis and the window control do (the tooltip says what was sent)
+    const last = Math.min(total, columns.start + columns.width) - 1;
+    said[0] = t("display.window_short", { first: columns.start, last, total });
+  }
   if (columns && total > columns.width) {
     details.push(t("window.drawn", { width: columns.width, total }));
   }

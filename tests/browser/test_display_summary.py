@@ -45,7 +45,7 @@ def test_small_config_is_not_summarised(page, server_url):  # type: ignore[no-un
 
 
 @pytest.mark.parametrize(
-    ("lang", "words"), [("en", "columns 0–1023 of 11008"), ("zh-CN", "第 0–1023 列")]
+    ("lang", "words"), [("en", "columns 0–255 of 11008"), ("zh-CN", "第 0–255 列")]
 )
 def test_captions_speak_the_pages_words_and_keep_api_names_for_the_tooltip(
     page, server_url, lang, words
@@ -59,3 +59,28 @@ def test_captions_speak_the_pages_words_and_keep_api_names_for_the_tooltip(
     assert "[T × d_ff] = [8 × 11008]" in caption and words in caption
     tooltip = page.locator("#shape-pre_activation").get_attribute("title") or ""
     assert "pre_activation [8 × 11008]" in tooltip
+
+
+CAPTION_AND_AXIS = """() => [document.getElementById('shape-hidden').textContent,
+  document.getElementById('plot-hidden')._fullLayout.xaxis.title.text]"""
+
+
+def test_the_caption_names_the_columns_drawn_when_the_server_sent_more(page, server_url):  # type: ignore[no-untyped-def]
+    """T 13 x 4096: the server sends a window wider than the 256 columns drawn at 1280 px;
+    the caption names the drawn columns, as the axis does, and follows "later"."""
+    page.goto(f"{server_url}/?d_ff=4096&tokens=13")
+    wait_rendered(page)
+    caption, axis = page.evaluate(CAPTION_AND_AXIS)
+    assert "columns 0–255 of 4096" in caption and "units 0–255 of 4096" in axis
+    # the tooltip still says what the server sent
+    assert "the server sent columns 0–" in (
+        page.locator("#shape-hidden").get_attribute("title") or ""
+    )
+    page.locator("#plot-hidden").scroll_into_view_if_needed()
+    page.locator("[data-window='units'] [data-step='1']").click()
+    page.wait_for_function(
+        "() => document.getElementById('plot-hidden').dataset.windowStart === '256'"
+    )
+    caption, axis = page.evaluate(CAPTION_AND_AXIS)
+    assert "columns 256–511 of 4096" in caption and "units 256–511 of 4096" in axis
+    assert page.recorder.errors == []
