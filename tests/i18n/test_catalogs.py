@@ -28,6 +28,7 @@ SAME_IN_ALL_LANGUAGES = {
     "controls.ratio",
     "session.choice.number",
     "session.choice.percent_range",
+    "session.slip_note",  # punctuation only: full-width brackets in Chinese
     # library names are proper nouns
     "names.lib.transformer_lens",
     "names.lib.huggingface",

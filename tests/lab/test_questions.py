@@ -73,3 +73,10 @@ def test_every_kind_builds_distinct_choices() -> None:
 def test_unknown_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="kind must be one of"):
         build_question("vibes", {}, "q3")
+
+
+def test_the_rows_changed_sentence_is_singular_for_one_row() -> None:
+    """One row changed reads "1 row changed (position 4)", not "1 row(s)"."""
+    q = build_question("rows_changed", {"tokens": 5, "position": 4}, "q1")
+    a = answer_question(q, default_cache(), Limits())
+    assert a.text == "session.answer.rows_changed_one" and a.params["rows"] == "4"

@@ -74,7 +74,7 @@ def _rows_changed(q: Question, cache: WeightCache, limits: Limits) -> Answer:
     return Answer(
         _matching(q, len(changed)),
         len(changed),
-        "session.answer.rows_changed",
+        "session.answer.rows_changed_one" if len(changed) == 1 else "session.answer.rows_changed",
         {"n": len(changed), "rows": ", ".join(str(i) for i in changed) or "-"},
     )
 

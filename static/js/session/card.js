@@ -49,7 +49,7 @@ export function drawCard({ question, counts = null, mine = null, reveal = null, 
     const label = document.createElement("span");
     label.className = "label";
     let text = t(choice.text, shown(choice.params));
-    if (reveal && slips[choice.id] && slips[choice.id] !== "right") text += ` (${t(`session.slip.${slips[choice.id]}`)})`;
+    if (reveal && slips[choice.id] && slips[choice.id] !== "right") text += t("session.slip_note", { slip: t(`session.slip.${slips[choice.id]}`) });
     label.textContent = text;
     button.append(label);
     if (counts) {
@@ -73,7 +73,7 @@ export function drawCard({ question, counts = null, mine = null, reveal = null, 
   if (reveal) {
     answer.hidden = false;
     answer.textContent = t(reveal.answer.text, shown({ ...reveal.answer.params, slips: undefined }));
-    $("session-answered").textContent = t("session.revealed_total", { n: reveal.total });
+    $("session-answered").textContent = t(reveal.total === 1 ? "session.revealed_total_one" : "session.revealed_total", { n: reveal.total });
   } else {
     answer.hidden = true;
     answer.textContent = "";
