@@ -37,9 +37,23 @@ half the positive cases are layer files of every format, valid or corrupted
 (tests/layer_files.py), of which valid ones must be accepted."""
 
 
-@pytest.mark.parametrize(
-    ("method", "path", "mode"), CASES, ids=[f"{m} {p} {mode.value}" for m, p, mode in CASES]
-)
+SLOW_POSITIVE = {"/api/handout", "/api/snapshot", "/api/neuron"}
+"""Operations whose valid cases do real work (a handout's trainings, a snapshot's every panel,
+a neuron of the pretrained model): 3-11 s for 100 cases, so they run with the slow tests."""
+
+
+def _case(method: str, path: str, mode: GenerationMode) -> object:
+    slow = mode is GenerationMode.POSITIVE and path in SLOW_POSITIVE
+    return pytest.param(
+        method,
+        path,
+        mode,
+        id=f"{method} {path} {mode.value}",
+        marks=[pytest.mark.slow] if slow else [],
+    )
+
+
+@pytest.mark.parametrize(("method", "path", "mode"), [_case(*case) for case in CASES])
 def test_fuzz_no_5xx_and_schema_conformance(method: str, path: str, mode: GenerationMode) -> None:
     reached: Counter[str] = Counter()
     with limits(SMALL_LIMITS):

@@ -29,6 +29,7 @@ def _body(i: int) -> dict[str, int]:
     return {"d_model": 512, "d_ff": 2048, "num_tokens": 32, "seed": i, "input_seed": i}
 
 
+@pytest.mark.slow
 def test_a_killed_replica_loses_no_pure_request() -> None:
     first, a = start_server()
     second, b = start_server()
@@ -53,6 +54,7 @@ def test_a_killed_replica_loses_no_pure_request() -> None:
         stop_server(second)
 
 
+@pytest.mark.slow
 def test_uvicorn_workers_restart_a_dead_worker() -> None:
     port = free_port()
     proc = subprocess.Popen(

@@ -87,6 +87,7 @@ def test_caps_and_floods(small: str) -> None:
         assert client.post("/api/sessions").status_code == 201
 
 
+@pytest.mark.slow
 def test_an_idle_session_ends_and_its_streams_are_told() -> None:
     proc, base = start_server(
         {"FFN_LAB_SESSION_IDLE_S": "1.5", "FFN_LAB_SESSION_KEEPALIVE_S": "0.3"}

@@ -128,6 +128,7 @@ def test_exit_2_names_why_it_cannot_run(
     assert data["passed"] is False and data["checks"] == [] and words in data["error"]
 
 
+@pytest.mark.slow
 def test_an_endless_loop_is_stopped_by_the_time_limit(tmp_path: Path) -> None:
     path = tmp_path / "endless.py"
     path.write_text("while True:\n    pass\n")

@@ -154,6 +154,7 @@ def test_parsing_the_check_command_imports_no_torch() -> None:
     assert done.stdout.splitlines()[-1] == "[]", done.stdout
 
 
+@pytest.mark.slow
 def test_the_time_limit_starts_when_the_students_code_does(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -70,6 +70,7 @@ def classroom_commands() -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_the_github_classroom_commands_give_exit_codes_per_check(
     tmp_path: Path, shell_env: dict[str, str]
 ) -> None:
