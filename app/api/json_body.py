@@ -38,8 +38,10 @@ def loads(body: bytes) -> Any:
     """The value `json.loads(body)` gives (or its error), by orjson when it can.
 
     orjson reads bodies nested deeper than `json.loads` does (1,024 levels against ~990):
-    such a body goes to `json.loads`, whose RecursionError the API names as too deep
-    (`app.api.body_errors`). Counting brackets first keeps the usual body on the fast path.
+    a body nested deeper than `max_depth()` raises the RecursionError `json.loads` would,
+    which the API names as too deep (`app.api.body_errors`). The limit is measured once, so
+    the answer does not depend on how deep the caller's stack is (json.loads' own limit
+    does). Counting brackets first keeps the usual body on the fast path.
     """
     if not long_digit_run(body):
         try:
@@ -50,6 +52,7 @@ def loads(body: bytes) -> Any:
             limit = max_depth()
             if body.count(b"[") + body.count(b"{") <= limit or nesting_depth(body) <= limit:
                 return value
+            raise RecursionError("maximum recursion depth exceeded while decoding a JSON body")
     return json.loads(body)
 
 

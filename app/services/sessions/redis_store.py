@@ -101,7 +101,7 @@ class RedisStore:
             self._reader = None
         if self._pubsub is not None:
             with contextlib.suppress(Exception):
-                await self._pubsub.aclose()  # type: ignore[no-untyped-call]
+                await self._pubsub.aclose()
             self._pubsub = None
         await self.redis.aclose()
         await self._pool.aclose()
