@@ -12,6 +12,11 @@ the same run, on two servers started side by side (the idle one costs nothing), 
 the viewport, 1280x720, the page as it opens). Prints, per preset and page, the median over
 all rounds of the visible redraw and of the step's last request, with Plotly's floor per
 call measured in the same rounds beside them.
+
+`--first-flow`: instead, a phone's first flow (390x844, touch, scale 3, Chromium's CPU
+slowdown 4x; `benchmarks.page_load.phone_first_flow`, each load in a fresh context), one
+load per page per round, the order alternating; each server answers one load before the
+rounds (a warm server, as in a lecture).
 """
 
 from __future__ import annotations
@@ -35,7 +40,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=9)
     parser.add_argument("--presets", default=",".join(PAGE_PRESETS))
     parser.add_argument("--kind", default="tokens", choices=sorted(STEP_KINDS))
+    parser.add_argument("--first-flow", action="store_true", help="a phone's first flow")
     args = parser.parse_args()
+    if args.first_flow:
+        first_flow(args.before, args.after, args.rounds)
+        return
     presets = {name: PAGE_PRESETS[name] for name in args.presets.split(",")}
     servers = {
         "before": start_server(COMPUTED, root=args.before),
@@ -66,6 +75,36 @@ def main() -> None:
                 f"{name:<17} {page:<7} {percentile(got['visible'], 50):>16.0f} "
                 f"{percentile(got['last'], 50):>13.0f} {percentile(got['floor'], 50):>6.1f}"
             )
+
+
+def first_flow(before: Path, after: Path, rounds: int) -> None:
+    """Seconds from navigation to the first flow drawn on a phone, the pages alternating."""
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.page_load import phone_first_flow
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    servers = {"before": start_server(root=before), "after": start_server(root=after)}
+    got: dict[str, list[float]] = {page: [] for page in servers}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                for _, base in servers.values():
+                    phone_first_flow(browser, base, 1)
+                for i in range(rounds):
+                    order = list(servers.items())
+                    for page, (_, base) in order if i % 2 == 0 else reversed(order):
+                        got[page] += phone_first_flow(browser, base, 1)
+            finally:
+                browser.close()
+    finally:
+        for proc, _ in servers.values():
+            stop_server(proc)
+    print(f"before {before}, after {after}; a phone's first flow, {rounds} alternating rounds")
+    for page, times in got.items():
+        each = ", ".join(f"{t:.2f}" for t in times)
+        print(f"{page:<7} median {percentile(times, 50):.2f} s  ({each})")
 
 
 if __name__ == "__main__":

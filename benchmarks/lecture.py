@@ -9,7 +9,10 @@ each minute (10 s in) and reveals it (40 s in); every student holds an event str
 - events lost: changes a student never received, and students whose last state is not the
   lecturer's last (goal 0);
 - answers counted: the reveal's total against the answers the server accepted (goal: all);
-- server RSS (every process of the setup, redis-server included).
+- server RSS (every process of the setup, redis-server included);
+- a student's phone (390x844, Chromium's CPU slowdown 4x): the lecturer's PUT -> that change
+  drawn on the phone (benchmarks.follow, goal p95 <= 400 ms), the first flow (<= 3 s) and
+  a first load's and a reload's bytes (<= 1 MB, <= 50 kB; benchmarks.page_load).
 
 Setups, all started and stopped here: one process (in-memory sessions); two processes
 behind nginx sharing sessions through a redis-server (the lecturer on one process
@@ -346,7 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--students", type=int, default=300)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument(
-        "--setups", default="ceiling,one,replicas", help="comma list of ceiling, one, replicas"
+        "--setups",
+        default="ceiling,one,replicas,phone",
+        help="comma list of ceiling, one, replicas, phone",
     )
     args = parser.parse_args(argv)
     load = os.getloadavg()
@@ -362,7 +367,45 @@ def main(argv: list[str] | None = None) -> int:
         else:
             results.append(two_replicas(args.students, args.seconds))
     print(report(results, load))
+    if "phone" in setups:
+        print()
+        print(phone_report())
     return 0
+
+
+def phone_report(changes: int = 30, loads: int = 3) -> str:
+    """A student's phone in the lecture (benchmarks.follow, benchmarks.page_load): a followed
+    change drawn after the lecturer's PUT, the first flow, and a first load's and a reload's
+    bytes, each from a server of its own."""
+    from playwright.sync_api import sync_playwright
+
+    from benchmarks.client import percentile
+    from benchmarks.follow import run as follow
+    from benchmarks.page_load import measure_bytes, phone_first_flow
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS
+
+    lines = [follow(None, changes)]
+    proc, base = start_server()
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                flows = phone_first_flow(browser, base, loads)
+                got = measure_bytes(browser, base)
+            finally:
+                browser.close()
+    finally:
+        stop_server(proc)
+    first = percentile(flows, 50)
+    lines += [
+        f"phone 390x844, CPU 4x: first flow drawn {first:.2f} s after navigation, p50 of {loads} "
+        f"({', '.join(f'{t:.2f}' for t in flows)}; goal <= 3 s: "
+        f"{'met' if first <= 3 else 'MISSED'}; loopback)",
+        f"a student's first load {got.first_bytes / 1000:.0f} kB in {got.first_requests} "
+        f"requests (goal <= 1000 kB), reload {got.reload_bytes / 1000:.1f} kB "
+        f"(goal <= 50 kB); load {os.getloadavg()[0]:.2f}",
+    ]
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,13 @@ export const PHONE_MIN_FONT = 12;
 /** The window width up to which the page is laid out for phones and tablets (phone.css). */
 const PHONE_QUERY = "(max-width: 900px)";
 
+// The viewport's generation: counts resize events (a new window size or zoom). Reading
+// window.innerWidth after a chart changed the DOM forces a layout of the whole page (~25 ms
+// on a phone's CPU at the first draw), so the size is not read per call: the browser says
+// when it changed (resize events run before the frame's ResizeObserver callbacks).
+let viewport = 0;
+if (typeof window !== "undefined") window.addEventListener("resize", () => { viewport += 1; });
+
 /**
  * The root font size over 16 px: the page scales up on big screens (app.css clamp). It
  * depends on the viewport (`vw`, the zoom) and on the root's classes ("larger text": html.big)
@@ -53,7 +60,7 @@ const PHONE_QUERY = "(max-width: 900px)";
  */
 export function rootScale() {
   if (typeof document === "undefined") return 1;
-  const key = `${window.innerWidth}x${window.devicePixelRatio} ${document.documentElement.className}`;
+  const key = `${viewport} ${document.documentElement.className}`;
   if (rootCache.key !== key) {
     const root = document.documentElement;
     // a phone or tablet (not an embed, whose fixed frame has its own smaller text): no
