@@ -9,9 +9,9 @@ Plotly's floor per call by ~10 ms between runs (23-35 ms). So the two pages are 
 the same run, on two servers started side by side (the idle one costs nothing), in
 `--rounds` alternating rounds of `--steps` Tokens steps per preset
 (`benchmarks.browser.measure_steps`: input event -> last `plotly_afterplot` of a chart in
-the viewport, 1280x720, the page as it opens). Prints, per preset and page, the median over
-all rounds of the visible redraw and of the step's last request, with Plotly's floor per
-call measured in the same rounds beside them.
+the viewport, 1280x720 or `--size`, the page as it opens). Prints, per preset and page,
+the median over all rounds of the visible redraw and of the step's last request, with
+Plotly's floor per call measured in the same rounds beside them.
 
 `--first-flow`: instead, a phone's first flow (390x844, touch, scale 3, Chromium's CPU
 slowdown 4x; `benchmarks.page_load.phone_first_flow`, each load in a fresh context), one
@@ -40,12 +40,15 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=9)
     parser.add_argument("--presets", default=",".join(PAGE_PRESETS))
     parser.add_argument("--kind", default="tokens", choices=sorted(STEP_KINDS))
+    parser.add_argument("--size", default="1280x720", help="the window, e.g. 1920x1080")
     parser.add_argument("--first-flow", action="store_true", help="a phone's first flow")
     args = parser.parse_args()
     if args.first_flow:
         first_flow(args.before, args.after, args.rounds)
         return
     presets = {name: PAGE_PRESETS[name] for name in args.presets.split(",")}
+    width, height = (int(v) for v in args.size.split("x"))
+    viewport = (width, height)
     servers = {
         "before": start_server(COMPUTED, root=args.before),
         "after": start_server(COMPUTED, root=args.after),
@@ -54,7 +57,7 @@ def main() -> None:
     try:
         for _ in range(args.rounds):
             for page, (_, base) in servers.items():
-                found = measure_steps(base, presets, args.steps, kind=args.kind)
+                found = measure_steps(base, presets, args.steps, kind=args.kind, viewport=viewport)
                 for name, result in found.items():
                     got = figures.setdefault((name, page), {"visible": [], "last": [], "floor": []})
                     got["visible"] += result.visible_ms
@@ -65,7 +68,8 @@ def main() -> None:
             stop_server(proc)
     print(
         f"before {args.before}, after {args.after}; {args.rounds} alternating rounds x "
-        f"{args.steps} {args.kind} steps per preset; medians (ms); 1 frame = 16.7 ms"
+        f"{args.steps} {args.kind} steps per preset at {args.size}; medians (ms); "
+        "1 frame = 16.7 ms"
     )
     print(f"{'preset':<17} {'page':<7} {'visible redrawn':>16} {'last request':>13} {'floor':>6}")
     for name in presets:
