@@ -80,3 +80,12 @@ def test_the_rows_changed_sentence_is_singular_for_one_row() -> None:
     q = build_question("rows_changed", {"tokens": 5, "position": 4}, "q1")
     a = answer_question(q, default_cache(), Limits())
     assert a.text == "session.answer.rows_changed_one" and a.params["rows"] == "4"
+
+
+@pytest.mark.parametrize(("activation", "label"), [("relu", "ReLU"), ("swiglu", "SwiGLU")])
+def test_prompts_name_the_activation_as_the_page_does(activation: str, label: str) -> None:
+    """The prompt reads "Under ReLU", not the URL's id "relu"; the id stays for programs."""
+    state = {"d_model": 8, "d_ff": 24, "activation": activation, "tokens": 3}
+    for kind in ("zero_fraction", "parameter_count"):
+        q = build_question(kind, state, "q1")
+        assert q.params["activation_label"] == label and q.params["activation"] == activation

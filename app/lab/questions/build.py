@@ -15,6 +15,7 @@ from typing import Any
 
 from app.analysis import param_counts
 from app.lab.questions.setup import ffn_config, read, token_count
+from app.model.activations import get_activation
 
 KINDS: tuple[str, ...] = (
     "rows_changed",
@@ -53,7 +54,8 @@ class Question:
         id: a short random id (the answers' `question_id`).
         kind: one of `KINDS`.
         prompt: catalog key of the prompt.
-        params: the prompt's parameters (d_model, d_ff, T, activation, position, ...).
+        params: the prompt's parameters (d_model, d_ff, T, activation and its label as
+            the page shows it, position, ...).
         choices: [{"id", "text" (catalog key), "params", "value"}], in display order; a
             distractor made from a usual slip names it in "why" (kept from the students
             until the reveal).
@@ -117,6 +119,7 @@ def _shape_params(state: Mapping[str, Any]) -> dict[str, Any]:
         "d_model": config.d_model,
         "d_ff": config.d_ff,
         "activation": config.activation,
+        "activation_label": get_activation(config.activation).label,  # "ReLU", as the page
         "bias": config.bias,
         "T": token_count(state),
     }
