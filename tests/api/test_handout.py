@@ -59,6 +59,10 @@ def test_every_step_has_its_picture_sentence_numbers_and_link(handout_en: str) -
         assert f'href="https://lab.example/ffn/?lesson=1&amp;step={n}&amp;lang=en"' in html
         title = en[f"lesson.{step.id}.title"].replace("&", "&amp;")
         assert title in html
+    # a sentence that asks for a move on the page says where: the step's link
+    assert "press Train" in en["lesson.deadzone.text"]
+    assert en["handout.step.deadzone.text"].split(":")[0] in html
+    assert "On the page (the link below), pick GELU" in html
     # Plotly inlined exactly once, nothing loaded from elsewhere
     assert html.count("plotly.js v") == 1 or html.count("* plotly.js") == 1
     assert len(re.findall(r"Plotly\.newPlot", html)) == 20

@@ -61,7 +61,7 @@ def render_handout(
                 "id": step.id,
                 "kind": pic.kind,
                 "title": msg(f"lesson.{step.id}.title"),
-                "text": msg(f"lesson.{step.id}.text"),
+                "text": _step_text(msg, step.id),
                 "numbers": pic.numbers,
                 "link": step_link(base_url, number, lang),
                 "div": div,
@@ -86,6 +86,13 @@ def render_handout(
         "sections": sections,
     }
     return templates.get_template("handout.html").render(**context)
+
+
+def _step_text(msg: Messages, step_id: str) -> str:
+    """The step's sentence on paper: `handout.step.<id>.text` where the lesson's sentence
+    asks for a move on the page (drag, press), else the lesson's own."""
+    key = f"handout.step.{step_id}.text"
+    return msg(key) if key in msg.messages else msg(f"lesson.{step_id}.text")
 
 
 def _step_pictures(
