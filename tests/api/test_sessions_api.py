@@ -177,14 +177,45 @@ def test_live_events_reach_an_open_stream(client: httpx.Client, base: str) -> No
         assert read_until(r, "question")[-1].data["question"]["id"] == q["id"]
         body = {"question_id": q["id"], "choice": "c1", "device": "device-live1"}
         assert client.post(f"/api/sessions/{code}/answers", json=body).status_code == 200
+        # a student's stream: how many answered, not what they chose (until the reveal)
         tally = read_until(r, "tally")[-1].data
-        assert tally["counts"]["c1"] == 1 and tally["total"] == 1
+        assert tally == {"question_id": q["id"], "total": 1}
         client.post(f"/api/sessions/{code}/questions/{q['id']}/reveal", headers=auth)
         reveal = read_until(r, "reveal")[-1].data
         assert reveal["answer"]["correct"] == ["c1"] and reveal["counts"]["c1"] == 1
         assert client.delete(f"/api/sessions/{code}", headers=auth).status_code == 204
         assert read_until(r, "ended")[-1].data["reason"] == "lecturer"
     assert client.get(f"/api/sessions/{code}").status_code == 404
+
+
+def test_the_tally_counts_reach_the_lecturers_stream_only(client: httpx.Client, base: str) -> None:
+    """The client that created the session holds the presenter cookie; a program may send
+    the presenter token instead; a student's stream gets the total alone."""
+    code, auth = start(client)
+    q = client.post(f"/api/sessions/{code}/questions", json={"kind": "shape_of"}, headers=auth)
+    qid = q.json()["id"]
+    created = client.cookies.get(f"ffnlab_presenter_{code}")
+    assert created == auth["Authorization"].split()[1]
+    path = f"/api/sessions/{code}/events"
+    with (
+        httpx.Client(base_url=base, timeout=30) as student,
+        httpx.Client(base_url=base, timeout=30, headers=auth) as program,
+        client.stream("GET", path) as lecturer_r,
+        student.stream("GET", path) as student_r,
+        program.stream("GET", path) as program_r,
+    ):
+        for r in (lecturer_r, student_r, program_r):
+            read_until(r, "question")
+        for device, choice in (("device-tal1", "c2"), ("device-tal2", "c2")):
+            body = {"question_id": qid, "choice": choice, "device": device}
+            assert student.post(f"/api/sessions/{code}/answers", json=body).status_code == 200
+        for r in (lecturer_r, program_r):
+            tally = read_until(r, "tally")[-1].data
+            assert tally["counts"]["c2"] == tally["total"] >= 1, tally
+        seen = read_until(student_r, "tally")[-1].data
+        assert set(seen) == {"question_id", "total"} and seen["total"] >= 1
+    wrong = {"Authorization": "Bearer not-the-token"}
+    assert client.get(path, headers=wrong).status_code == 403
 
 
 def test_one_answer_per_device_changeable_until_the_reveal(client: httpx.Client) -> None:

@@ -137,6 +137,12 @@ def bearer(authorization: str | None) -> str | None:
     return token.strip() if scheme.lower() == "bearer" else None
 
 
+def presenter_cookie(code: str) -> str:
+    """The cookie that tells the lecturer's own event stream apart (an EventSource sends no
+    Authorization header): set by POST /api/sessions, sent only to this session's URLs."""
+    return f"ffnlab_presenter_{code}"
+
+
 def client_of(request: Request) -> str:
     """The client's address (the proxy's X-Forwarded-For first hop when present)."""
     forwarded = request.headers.get("x-forwarded-for")
@@ -167,12 +173,22 @@ def public_question(question: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 @router.post("", status_code=201, response_model=SessionCreated)
-async def create_session(request: Request) -> SessionCreated:
-    """Start a class session. Keep `presenter_token` in the lecturer's tab only."""
+async def create_session(request: Request, response: Response) -> SessionCreated:
+    """Start a class session. Keep `presenter_token` in the lecturer's tab only. The answer
+    also sets the presenter cookie (HttpOnly, this session's URLs only), by which the
+    lecturer's event stream gets the tally's counts."""
     with refusals():
         created = await service(request).create(client_of(request))
     join_url = f"/join/{created.code}"
     absolute = str(request.base_url).rstrip("/") + join_url
+    response.set_cookie(
+        presenter_cookie(created.code),
+        created.token,
+        path=f"/api/sessions/{created.code}",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
     return SessionCreated(
         code=created.code,
         join_url=join_url,
@@ -263,17 +279,30 @@ async def get_events(
     request: Request,
     device: str | None = None,
     last_event_id: Annotated[str | None, Header()] = None,
+    authorization: Annotated[str | None, Header()] = None,
 ) -> StreamingResponse:
     """The session's events as `text/event-stream`: first the current state (and the open
     question with its reveal), then every change. `Last-Event-ID` (sent by a reconnecting
-    browser) resumes after that event while the server still has the ones missed."""
+    browser) resumes after that event while the server still has the ones missed.
+
+    The lecturer's stream (the presenter cookie, or `Authorization: Bearer <presenter_token>`
+    from a program; a wrong token there is 403) gets each `tally` with its `counts`; a
+    student's gets how many answered (`question_id`, `total`): the counts come with the
+    reveal."""
     code = code_of(code)
     client = device if device and device.isascii() and 8 <= len(device) <= 64 else None
     resume: int | None = None
     if last_event_id and last_event_id.strip().isdigit():
         resume = int(last_event_id.strip())
+    sessions = service(request)
+    presenter = False
     with refusals():
-        listener = await service(request).listen(code, client or client_of(request), resume)
+        if authorization is not None:
+            await sessions.authorize(code, bearer(authorization))
+            presenter = True
+        elif cookie := request.cookies.get(presenter_cookie(code)):
+            presenter = await sessions.is_presenter(code, cookie)
+        listener = await sessions.listen(code, client or client_of(request), resume)
 
     async def body() -> AsyncIterator[bytes]:
         yield b"retry: %d\n\n" % RETRY_MS
@@ -281,7 +310,7 @@ async def get_events(
             if event is None:
                 yield b": keep-alive\n\n"
             else:
-                yield event.wire
+                yield event.wire if presenter else event.student_wire
 
     return StreamingResponse(
         body(),

@@ -37,6 +37,17 @@ class Event:
             orjson.dumps(self.data),
         )
 
+    @cached_property
+    def student_wire(self) -> bytes:
+        """The event as a student's stream carries it: a `tally` says how many answered
+        (`question_id`, `total`) but not what they chose, so that no one's prediction leans on
+        the class's before the reveal (whose event carries the counts); every other event is
+        `wire`. The lecturer's stream gets `wire`."""
+        if self.type != "tally":
+            return self.wire
+        data = {k: v for k, v in self.data.items() if k != "counts"}
+        return b"id: %d\nevent: tally\ndata: %s\n\n" % (self.id, orjson.dumps(data))
+
     def to_json(self) -> bytes:
         """The event as JSON (for a store or a pub/sub message)."""
         return orjson.dumps(

@@ -185,6 +185,11 @@ class SessionService:
             )
         return record
 
+    async def is_presenter(self, code: str, token: str) -> bool:
+        """True when `token` is session `code`'s presenter token (False for an unknown code)."""
+        record = await self.store.get(code)
+        return record is not None and token_matches(token, str(record["token"]))
+
     async def put_state(self, code: str, token: str | None, state: dict[str, Any]) -> int:
         """Publish the lecturer's page state; returns its version (1, 2, ...).
 
