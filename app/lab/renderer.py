@@ -78,12 +78,30 @@ def image(fig: Any, format: str = "png", scale: float = 2.0) -> bytes:
             "kaleido needs a Chromium: apt-get install chromium, or set BROWSER_PATH"
         )
     os.environ.setdefault("BROWSER_PATH", browser)
+    try:
+        return _draw(fig, format, scale)
+    except Exception as exc:
+        # kaleido 1.x may read its page's JavaScript context before the page has loaded on
+        # a busy machine ("kaleido_scopes is not defined"): a fresh Chromium, once
+        if "kaleido_scopes is not defined" not in str(exc):
+            raise
+        import kaleido
+
+        kaleido.stop_sync_server(silence_warnings=True)
+        _server["running"] = False
+        return _draw(fig, format, scale)
+
+
+def _draw(fig: Any, format: str, scale: float) -> bytes:
+    """One picture by kaleido's sync server, started on the first call."""
     if not _server["running"]:
         import kaleido
 
         kaleido.start_sync_server(silence_warnings=True)
+        if not _server.get("stops"):
+            atexit.register(kaleido.stop_sync_server, silence_warnings=True)
+            _server["stops"] = True
         _server["running"] = True
-        atexit.register(kaleido.stop_sync_server, silence_warnings=True)
     with warnings.catch_warnings():  # plotly passes options the running server ignores
         warnings.filterwarnings("ignore", message="The kopts argument is ignored")
         data: bytes = pio.to_image(fig, format=format, scale=scale)

@@ -57,3 +57,30 @@ def test_explore_computes_in_the_kernel() -> None:
     assert w.data["hidden"]["shape"] == [4, 64]
     w.activation = "no-such"
     assert "activation" in w.data["error"]
+
+
+@pytest.mark.skipif(not can_draw_png(), reason="kaleido or Chromium not installed")
+def test_kaleidos_page_race_is_retried_once_with_a_fresh_chromium(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """kaleido may read its page before it loaded ("kaleido_scopes is not defined"): the
+    picture is drawn again by a fresh server; any other error is raised as it is."""
+    from app.lab import renderer
+
+    calls: list[str] = []
+
+    def draw(fig: object, format: str, scale: float) -> bytes:
+        calls.append(format)
+        if len(calls) == 1:
+            raise RuntimeError("ReferenceError: kaleido_scopes is not defined")
+        return b"png"
+
+    monkeypatch.setattr(renderer, "_draw", draw)
+    assert renderer.image(object(), "png") == b"png" and calls == ["png", "png"]
+
+    def broken(fig: object, format: str, scale: float) -> bytes:
+        raise ValueError("another fault")
+
+    monkeypatch.setattr(renderer, "_draw", broken)
+    with pytest.raises(ValueError, match="another fault"):
+        renderer.image(object(), "png")
