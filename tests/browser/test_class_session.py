@@ -68,6 +68,9 @@ def test_lecturer_and_three_students(pw: Any) -> None:
         assert lecturer.locator("#session-qr").evaluate("img => img.naturalWidth") > 0
         join = lecturer.locator("#session-link").get_attribute("href")
         assert join == f"/join/{code}"
+        # the page was opened on 127.0.0.1: no phone reaches that, and the page says so
+        loopback = lecturer.locator("#session-loopback")
+        assert loopback.is_visible() and "127.0.0.1" in (loopback.text_content() or "")
         version = lecturer_version(lecturer)
 
         ca, cb, cc = (

@@ -109,6 +109,16 @@ export function initLecturer(app) {
     $("session-qr").alt = t("session.qr_title");
     $("session-start").hidden = true;
     root.dataset.code = session.code;
+    showLoopback();
+  }
+
+  /** A join link on 127.0.0.1 or localhost reaches no phone: said beside the QR code. */
+  function showLoopback() {
+    const note = $("session-loopback");
+    const host = location.hostname.replace(/^\[|\]$/g, "");
+    const loopback = host === "localhost" || host === "::1" || host.startsWith("127.");
+    note.hidden = !session || !loopback;
+    if (!note.hidden) note.textContent = t("session.loopback", { host: location.host });
   }
 
   function listen() {
@@ -216,7 +226,7 @@ export function initLecturer(app) {
   });
 
   on("state", () => schedule());
-  on("language", () => { if (question) redraw(); });
+  on("language", () => { showLoopback(); if (question) redraw(); });
   let scrollFrame = 0;
   window.addEventListener("scroll", () => {
     if (!session || scrollFrame) return;
