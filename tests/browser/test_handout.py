@@ -12,12 +12,21 @@ import subprocess
 import httpx
 import numpy as np
 import pytest
+from playwright.sync_api import expect
 
+from app.lab.figures.parts import catalog
 from app.lab.handout.steps import STEPS
-from tests.browser.conftest import wait_rendered
+from tests.browser.conftest import ARTIFACTS, wait_rendered
 
 pytestmark = pytest.mark.browser
 BUILD_MS = 300_000  # the handout trains three small models and a sweep on a shared machine
+DESKTOP = {"viewport": {"width": 1280, "height": 720}}
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "is_mobile": True,
+    "has_touch": True,
+    "device_scale_factor": 3,
+}
 
 
 def pdf_pages(pdf: bytes) -> int:
@@ -136,3 +145,72 @@ def _phone_view(browser, path) -> None:  # type: ignore[no-untyped-def]
             assert picture["plot"] >= 640 and picture["box"] <= 390 and picture["scrolls"]
     finally:
         phone.close()
+
+
+@pytest.mark.parametrize(
+    ("lang", "device"),
+    [
+        pytest.param("en", DESKTOP, id="en-1280x720"),
+        pytest.param("zh-CN", PHONE, id="zh-CN-phone"),
+    ],
+)
+def test_handout_shows_it_is_building_where_it_was_asked(  # type: ignore[no-untyped-def]
+    browser, server_url, lang, device
+):
+    """While the server builds the handout (its answer held back here), the Export button and
+    the handout's item say so, in the page's language, and a status line beside the Export
+    button in the first screen says what is happening; then that the file is downloaded."""
+    msg = catalog(lang)
+    context = browser.new_context(locale=lang, accept_downloads=True, **device)
+    try:
+        page = context.new_page()
+        held: list = []  # type: ignore[type-arg]
+        page.route("**/api/handout", lambda route: held.append(route))
+        page.goto(f"{server_url}/?lang={lang}")
+        wait_rendered(page)
+        summary = page.locator("#export-menu summary")
+        summary.click()
+        button = page.locator("#export-handout")
+        note = page.locator("#export-progress")
+        with page.expect_request("**/api/handout"):
+            button.click()
+        expect(button).to_be_disabled()
+        expect(button).to_have_attribute("aria-busy", "true")
+        expect(button).to_have_text(msg["export.handout_building"])
+        expect(page.locator("#export-menu")).to_have_attribute("aria-busy", "true")
+        expect(note).to_have_text(msg["export.handout_busy"])
+        expect(note).to_have_attribute("role", "status")
+        _beside_the_button(page, summary.bounding_box(), note)
+        page.screenshot(path=str(ARTIFACTS / f"handout-building_{lang}.png"))
+
+        while not held:  # the route's callback runs when Playwright next reads the page
+            page.evaluate("0")
+        name = f"ffn-lab_lesson-handout_{lang}.html"
+        with page.expect_download() as info:
+            held[0].fulfill(
+                status=200,
+                content_type="text/html; charset=utf-8",
+                headers={"content-disposition": f'attachment; filename="{name}"'},
+                body="<!doctype html><title>handout</title>",
+            )
+        assert info.value.suggested_filename == name
+        expect(note).to_have_text(msg["export.handout_done"])
+        expect(button).to_be_enabled()
+        expect(button).not_to_have_attribute("aria-busy", "true")
+        expect(button).to_have_text(msg["export.handout"])
+        expect(page.locator("#export-menu")).not_to_have_attribute("aria-busy", "true")
+        _beside_the_button(page, summary.bounding_box(), note)
+    finally:
+        context.close()
+
+
+def _beside_the_button(page, summary, note) -> None:  # type: ignore[no-untyped-def]
+    """The status is in the first screen, just under the Export button, in 12 px or more."""
+    expect(note).to_be_in_viewport(ratio=1)
+    box = note.bounding_box()
+    assert box is not None and summary is not None
+    assert 0 <= box["y"] - (summary["y"] + summary["height"]) < 24, (box, summary)
+    size = page.evaluate(
+        "() => parseFloat(getComputedStyle(document.getElementById('export-progress')).fontSize)"
+    )
+    assert size >= 12

@@ -156,16 +156,28 @@ async function snapshot(app) {
 
 /**
  * The lesson handout (POST /api/handout): every lesson step computed on the server in the
- * page's language, downloaded as one offline HTML file; the status line says it is being
- * built (tens of seconds) and when it is done.
+ * page's language, downloaded as one offline HTML file. The build takes seconds, so where
+ * the reader clicked says so: the Export button and the handout's own item are marked busy
+ * (aria-busy, the item disabled and named "Building…"), and a status beside the Export
+ * button says what is happening and, at the end, that the file is downloaded or why not.
  */
 async function handout() {
   const button = $("export-handout");
-  const status = $("status");
+  const menu = $("export-menu");
+  const note = $("export-progress");
+  /** @param {string} kind @param {string} text @param {string} [key] the catalog key, so that a language switch retranslates it */
+  const say = (kind, text, key) => {
+    note.textContent = text;
+    note.dataset.kind = kind;
+    if (key) note.dataset.i18n = key;
+    else delete note.dataset.i18n;
+  };
   button.disabled = true;
   button.setAttribute("aria-busy", "true");
-  status.textContent = t("export.handout_busy");
-  status.dataset.kind = "";
+  button.dataset.i18n = "export.handout_building";
+  button.textContent = t("export.handout_building");
+  menu.setAttribute("aria-busy", "true");
+  say("busy", t("export.handout_busy"), "export.handout_busy");
   try {
     const lang = document.documentElement.lang;
     const body = { lang, base_url: `${location.origin}${location.pathname}` };
@@ -177,13 +189,15 @@ async function handout() {
     if (!response.ok) throw new ApiError(response.status, await response.json());
     const name = (response.headers.get("content-disposition") ?? "").match(/filename="?([^";]+)"?/);
     downloadBlob(await response.blob(), name ? name[1] : `ffn-lab_lesson-handout_${lang}.html`);
-    status.textContent = t("export.handout_done");
+    say("done", t("export.handout_done"), "export.handout_done");
   } catch (err) {
-    status.textContent = describeError(err);
-    status.dataset.kind = "error";
+    say("error", describeError(err));
   } finally {
     button.disabled = false;
     button.removeAttribute("aria-busy");
+    button.dataset.i18n = "export.handout";
+    button.textContent = t("export.handout");
+    menu.removeAttribute("aria-busy");
   }
 }
 
