@@ -1,6 +1,8 @@
 // Text that fits its plot: wrapped titles, tick density from the space there is. Plotly's
 // automargin makes room for what is drawn; these choose what to draw so that nothing
 // overlaps (no rotated ticks, no title wider than its plot). No DOM writes, no Plotly.
+// The Python figures follow the same rules (app/lab/figures/fit.py).
+import RULES from "./charts/rules.json" with { type: "json" };
 
 const WIDE = /[\u1100-\u115f\u2e80-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]/;
 
@@ -126,10 +128,10 @@ export function categoryTicks(labels, n) {
   return { tickmode: "array", tickvals: shown, ticktext: shown };
 }
 
-/** Integer positions 0..count-1 at a nice step so that at most `n` are labelled. */
+/** Integer positions 0..count-1 at a nice step (rules.json `tick_steps`) so that at most `n` are labelled. */
 export function integerDtick(count, n) {
   const raw = Math.max(1, Math.ceil(count / Math.max(1, n)));
-  for (const nice of [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000]) {
+  for (const nice of RULES.tick_steps) {
     if (nice >= raw) return nice;
   }
   return raw;

@@ -1,12 +1,14 @@
 // Rendering of API answers into the page: chart calls plus text readouts.
 import { bars, binnedHistogram, forgetSizes, heatmap, histogram, maxAbs, robustRange, sizeOf } from "./charts.js";
+import { CELL_NUMBERS } from "./charts/common.js";
 import { count, magnitude, percent, signed, signedDigits } from "./format.js";
 import { sentences, t } from "./i18n.js";
 import { columnsFor } from "./windows.js";
 
 /** @param {string} id */
 const $ = (id) => /** @type {Control} */ (document.getElementById(id));
-const HAND_SIZE = 8; // at or below this width, heatmaps print their numbers
+// at or below this width, heatmaps print their numbers (rules.json, as the Python figures)
+const HAND_SIZE = CELL_NUMBERS.hand_size;
 
 function shapeText(name, shape) {
   return `${name} [${shape.join(" × ")}]`;

@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 
+from app.lab.figures import fit as figure_fit
 from app.lab.figures import parts as figure_parts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,6 +20,8 @@ def test_python_figures_use_the_rules_file() -> None:
     assert RULES["window"] == figure_parts.WINDOW
     assert RULES["robust_quantile"] == figure_parts.ROBUST_QUANTILE
     assert figure_parts.robust_zmax.__defaults__ == (RULES["robust_quantile"],)
+    assert RULES["tick_steps"] == figure_fit.TICK_STEPS
+    assert RULES["cell_numbers"] == figure_fit.CELL_NUMBERS
 
 
 def test_no_copy_of_the_rules_in_the_code() -> None:

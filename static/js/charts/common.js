@@ -6,7 +6,7 @@ import { fitText, textWidth } from "../fit.js";
 import RULES from "./rules.json" with { type: "json" };
 
 // The chart rules (colours, robust quantile, window widths) live in one data file that the
-// Python figures read too (app/lab/figure_parts.py): rules.json.
+// Python figures read too (app/lab/figures/rules.py): rules.json.
 // ColorBrewer RdBu (colour-blind safe), blue < 0 < red, white at exactly 0.
 export const DIVERGING = RULES.diverging;
 // ColorBrewer Blues (sequential, colour-blind safe): for values in [0, 1] such as attention
@@ -18,6 +18,8 @@ export const MUTED = RULES.muted;
 export const ROBUST_QUANTILE = RULES.robust_quantile;
 /** Columns a heatmap draws at once (static/js/windows.js): no pooling, one cell per entry. */
 export const WINDOW_WIDTH = RULES.window;
+/** When a heatmap prints its numbers in its cells: { hand_size, digits, pad } (heatmap.js). */
+export const CELL_NUMBERS = RULES.cell_numbers;
 
 // No modebar: its "share" button uploads to Plotly's cloud (nothing leaves the server), it
 // covers titles and hover labels, and the page has its own PNG/SVG buttons

@@ -2,7 +2,7 @@
 // of real columns named on the axis, robust colour ranges with the clipped cells marked.
 /* global Plotly */
 import { categoryTicks, fitText, fitting, integerDtick, rowFont, signedTicks, textWidth } from "../fit.js";
-import { axis, baseLayout, DIVERGING, px, react, rootScale, ROBUST_QUANTILE, shortLabels, sizeOf } from "./common.js";
+import { axis, baseLayout, CELL_NUMBERS, DIVERGING, px, react, rootScale, ROBUST_QUANTILE, shortLabels, sizeOf } from "./common.js";
 import { unchanged, whenVisible } from "./redraw.js";
 
 /**
@@ -302,10 +302,10 @@ function cellValues(z, cellW, cellH, size, opts) {
 const MIN_AREA = 36;
 /** Below this width (px), a heatmap that prints its numbers draws no colour bar. */
 const SCALE_ROOM = 200;
-/** Significant digits tried, in order, when a heatmap's numbers do not fit their cells. */
-const SHORTER = [3, 2];
-/** Room a cell keeps free beside its number (px, both sides together). */
-const CELL_PAD = 8;
+/** Significant digits tried, in order, when a heatmap's numbers do not fit their cells (rules.json). */
+const SHORTER = CELL_NUMBERS.digits.slice(1);
+/** Room a cell keeps free beside its number (px, both sides together; rules.json). */
+const CELL_PAD = CELL_NUMBERS.pad;
 
 /** Markers on the cells beyond a clipped colour range: [[row, column], ...] of the window. */
 function clipMarkers(cells, trace, win) {
