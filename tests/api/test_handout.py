@@ -38,6 +38,15 @@ def figure_data(html: str, div_id: str) -> list[dict]:
     return data  # type: ignore[no-any-return]
 
 
+def figure_layout(html: str, div_id: str) -> dict:
+    """The layout Plotly.newPlot draws `div_id` with (the object after its traces)."""
+    start = html.index(f'"{div_id}"', html.index(f'<div id="{div_id}"') + 10)
+    decoder = json.JSONDecoder()
+    _, end = decoder.raw_decode(html, html.index("[", start))
+    layout, _ = decoder.raw_decode(html, html.index("{", end))
+    return layout  # type: ignore[no-any-return]
+
+
 @pytest.fixture(scope="module")
 def handout_en() -> str:
     """The English handout, built once for this module (about 20 steps of real work)."""
@@ -102,3 +111,30 @@ def test_bad_bodies_are_422(client: TestClient, body: dict, words: str) -> None:
     r = client.post("/api/handout", json=body)
     assert r.status_code == 422, r.text
     assert words in r.text
+
+
+def test_index_axes_tick_whole_numbers_and_small_heatmaps_print_their_numbers(
+    handout_en: str,
+) -> None:
+    """Every heatmap's axes count cells (tokens, units, features, layers): their ticks fall
+    on whole numbers only. The tiny preset's flow (step 2, 2 -> 4 -> 2) prints every value
+    in its cell, as the page does for a layer that small, in 12 px."""
+    for n in range(1, len(STEPS) + 1):
+        data = figure_data(handout_en, f"handout-plot-{n}")
+        layout = figure_layout(handout_en, f"handout-plot-{n}")
+        for trace in (t for t in data if t["type"] == "heatmap"):
+            for axis in ("x", "y"):
+                name = trace.get(f"{axis}axis", axis).replace(axis, f"{axis}axis", 1)
+                ticks = layout[name]
+                assert ticks.get("tickmode") == "linear", (n, name, ticks)
+                assert float(ticks["dtick"]).is_integer() and ticks["dtick"] >= 1, (n, name)
+                assert float(ticks["tick0"]).is_integer(), (n, name)
+    tiny = [t for t in figure_data(handout_en, "handout-plot-2") if t["type"] == "heatmap"]
+    assert len(tiny) == 4
+    for trace in tiny:
+        z = np.asarray(trace["z"])
+        expected = [["0" if v == 0 else f"{v:+g}" for v in row] for row in z.tolist()]
+        assert trace["text"] == expected
+        assert trace["texttemplate"] == "%{text}" and trace["textfont"]["size"] >= 12
+    # a wider layer's cells are too narrow for numbers (the page prints none either)
+    assert all("text" not in t for t in figure_data(handout_en, "handout-plot-1"))

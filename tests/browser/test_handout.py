@@ -101,6 +101,7 @@ def test_lesson_handout_opens_offline_with_every_step_drawn(  # type: ignore[no-
             )
         assert [u for u in requests if not u.startswith("file:")] == []
         assert errors == []
+        assert _unreadable_text(viewer) == []
         pdf = viewer.pdf(format="A4", print_background=True)
         (tmp_path / f"handout_{lang}.pdf").write_bytes(pdf)
         assert pdf.startswith(b"%PDF")
@@ -143,8 +144,41 @@ def _phone_view(browser, path) -> None:  # type: ignore[no-untyped-def]
         assert got["note"] > 0
         for picture in got["pictures"]:
             assert picture["plot"] >= 640 and picture["box"] <= 390 and picture["scrolls"]
+        assert _unreadable_text(viewer) == []
     finally:
         phone.close()
+
+
+UNREADABLE_JS = """() => {
+  const bad = [];
+  for (const plot of document.querySelectorAll('.plotly-graph-div')) {
+    const box = plot.getBoundingClientRect();
+    for (const text of plot.querySelectorAll('text')) {
+      if (!text.textContent.trim()) continue;
+      // the smallest font of its own words (a <sub> or a styled span is a tspan), times
+      // any scale Plotly drew it at (a bar's text shrunk to fit the bar)
+      const m = text.getScreenCTM();
+      const scale = m ? Math.sqrt(Math.abs(m.a * m.d - m.b * m.c)) : 1;
+      const parts = [text, ...text.querySelectorAll('tspan')].filter((e) =>
+        [...e.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim()));
+      const size = Math.min(...parts.map((e) => parseFloat(getComputedStyle(e).fontSize))) * scale;
+      const r = text.getBoundingClientRect();
+      const inside = r.left >= box.left - 0.5 && r.right <= box.right + 0.5
+        && r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5;
+      if (size < 11.95 || !inside) {
+        bad.push({ plot: plot.id, text: text.textContent.slice(0, 80), size, inside,
+                   left: r.left - box.left, right: box.right - r.right });
+      }
+    }
+  }
+  return bad;
+}"""
+
+
+def _unreadable_text(viewer) -> list[dict]:  # type: ignore[no-untyped-def]
+    """Every text of every picture (titles, subtitles, ticks, cell numbers, legends) in
+    12 px or more and inside its picture's box: none cut at the figure's edge."""
+    return viewer.evaluate(UNREADABLE_JS)  # type: ignore[no-any-return]
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import plotly.graph_objects as go
@@ -15,6 +16,11 @@ def _heatmaps(fig: go.Figure) -> list[go.Heatmap]:
     return [t for t in fig.data if isinstance(t, go.Heatmap)]
 
 
+def _words(text: str) -> str:
+    """A title as read: its wrapped lines joined, its markup (a muted caption) left out."""
+    return re.sub(r"<span[^>]*>|</span>", "", text.replace("<br>", " ")).replace("&lt;", "<")
+
+
 def test_flow_draws_every_stage_with_its_shape() -> None:
     r = lab.forward(d_model=16, d_ff=64, activation="gelu", num_tokens=6)
     fig = lab.flow(r)
@@ -24,7 +30,7 @@ def test_flow_draws_every_stage_with_its_shape() -> None:
         np.testing.assert_array_equal(np.asarray(trace.z, dtype=np.float32), r[key])
         assert trace.zmin == -trace.zmax  # symmetric around 0, white at 0
         assert [list(c) for c in trace.colorscale] == DIVERGING
-    titles = [a.text for a in fig.layout.annotations]
+    titles = [_words(a.text) for a in fig.layout.annotations]
     assert any("hidden [6 × 64]" in t for t in titles)
     json.loads(fig.to_json())  # serialisable for write_html / fig.show()
 
@@ -46,7 +52,7 @@ def test_summarised_answer_says_which_columns_and_labels_them() -> None:
     assert list(hidden.x) == [int(i) for i in group["kept"]]  # a window of real units
     assert hidden.x[0] == 100
     assert fig.layout.xaxis3.title.text == f"units 100–{99 + len(group['kept'])} of 2048"
-    titles = " ".join(a.text for a in fig.layout.annotations)
+    titles = " ".join(_words(a.text) for a in fig.layout.annotations)
     assert f"hidden [32 × 2048] · showing the {len(group['kept'])} of 2048 columns" in titles
 
 

@@ -19,16 +19,22 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from app.lab.figures.fit import CELL_NUMBERS, cell_numbers, index_ticks, unwrapped, wrapped
 from app.lab.figures.parts import (
     ACCENT,
     DIVERGING,
+    FIGURE_WIDTH,
+    LINE,
     MUTED,
     PLOT_CONFIG,
+    TEXT_SIZE,
     Answer,
     Messages,
     _layout,
     bars,
     caption,
+    title_block,
+    title_lines,
     windowed,
 )
 
@@ -150,22 +156,41 @@ def figures(forward: Answer, perturb: Answer, msg: Messages) -> list[tuple[str, 
     )
 
 
+SUBTITLE_COLOR = "#444"
+"""The colour of a panel's caption under its title (the page's --muted)."""
+
+
 def combine(
     panels: list[tuple[str, go.Figure]], captions: list[str], title: str, height: int = 380
 ) -> go.Figure:
-    """The panels side by side in one figure, each with its own axes and colour bar."""
+    """The panels side by side in one figure, each with its own axes and colour bar.
+
+    Every title is wrapped to the room it has at FIGURE_WIDTH (a panel's title and caption
+    to its column and the gap beside it) in TEXT_SIZE px or more; the room above the plots
+    grows by the lines they take, and the plots keep `height` minus the usual margins.
+    """
+    spacing = 0.09 if len(panels) > 2 else 0.12
+    margin = {"l": 56, "r": 24, "b": 48}
+    plot_w = FIGURE_WIDTH - margin["l"] - margin["r"]
+    column = plot_w * (1 - spacing * (len(panels) - 1)) / len(panels)
+    subtitles = [
+        _subtitle(unwrapped(p.layout.title.text or ""), c, _room(i, column, spacing, margin))
+        for i, ((_, p), c) in enumerate(zip(panels, captions, strict=True))
+    ]
     fig = make_subplots(
         rows=1,
         cols=len(panels),
-        subplot_titles=[
-            f"{p.layout.title.text}<br><sub>{c}</sub>"
-            for (_, p), c in zip(panels, captions, strict=True)
-        ],
-        horizontal_spacing=0.09 if len(panels) > 2 else 0.12,
+        subplot_titles=[text for text, _ in subtitles],
+        horizontal_spacing=spacing,
     )
+    block, used = title_block(title_lines(title, 15), 15)
+    sub_lines = max(lines for _, lines in subtitles)
+    top = round(used + 8 + sub_lines * TEXT_SIZE * LINE + 6)
+    plot_h = height - 96 - margin["b"]
     for col, (_, panel) in enumerate(panels, start=1):
         axis = "" if col == 1 else str(col)
         domain = fig.layout[f"xaxis{axis}"].domain
+        heat = [t for t in panel.data if isinstance(t, go.Heatmap)]
         for trace in panel.data:
             if isinstance(trace, go.Heatmap):
                 trace.colorbar.x = domain[1] + 0.005
@@ -173,6 +198,12 @@ def combine(
             fig.add_trace(trace, row=1, col=col)
         fig.update_xaxes(panel.layout.xaxis, row=1, col=col)
         fig.update_yaxes(panel.layout.yaxis, row=1, col=col)
+        if heat:  # index ticks spaced for this column's width, whole numbers only
+            z = np.asarray(heat[0].z)
+            x = heat[0].x
+            first = int(x[0]) if x is not None and len(x) else 0
+            fig.update_xaxes(index_ticks(z.shape[-1], column, TEXT_SIZE, first), row=1, col=col)
+            fig.update_yaxes(index_ticks(z.shape[0], plot_h, TEXT_SIZE), row=1, col=col)
         if col > 1 and all(isinstance(t, go.Heatmap) for t in panel.data):
             # the first heatmap of the row names the rows (as on the page); a title here
             # would sit under the colour bar of the plot to its left
@@ -180,16 +211,53 @@ def combine(
         for shape in panel.layout.shapes:
             fig.add_shape(shape, row=1, col=col)
     fig.update_layout(
-        title={"text": title, "font": {"size": 15}},
-        font={"family": "system-ui, sans-serif", "size": 12, "color": "#1a1a1a"},
-        height=height,
-        margin={"l": 56, "r": 24, "t": 96, "b": 48},
+        title=block,
+        font={"family": "system-ui, sans-serif", "size": TEXT_SIZE, "color": "#1a1a1a"},
+        height=top + plot_h + margin["b"],
+        margin=margin | {"t": top},
         paper_bgcolor="white",
         plot_bgcolor="white",
         showlegend=False,
         bargap=0.02,
     )
-    fig.update_annotations(font_size=12)
+    fig.update_annotations(font_size=TEXT_SIZE)
+    return fig
+
+
+def _room(i: int, column: float, spacing: float, margin: dict[str, int]) -> float:
+    """The width (px) a title centred over column `i` may take at FIGURE_WIDTH: its column
+    and half the gap on either side, and no further than the figure's edges."""
+    plot_w = FIGURE_WIDTH - margin["l"] - margin["r"]
+    centre = margin["l"] + i * (column + spacing * plot_w) + column / 2
+    return min(column + spacing * plot_w, 2 * min(centre, FIGURE_WIDTH - centre)) - 12
+
+
+def _subtitle(title: str, caption: str, width: float) -> tuple[str, int]:
+    """A panel's title over its caption (muted), each wrapped to `width` px at TEXT_SIZE, as
+    Plotly text; and the number of lines."""
+    head = wrapped(title, width, TEXT_SIZE) if title else []
+    note = wrapped(caption, width, TEXT_SIZE) if caption else []
+    lines = head + [f'<span style="color:{SUBTITLE_COLOR}">{line}</span>' for line in note]
+    return "<br>".join(lines), len(lines)
+
+
+def print_numbers(fig: go.Figure, rows: int) -> go.Figure:
+    """`fig` (a row of heatmaps by `combine`) with every heatmap's values printed in its
+    cells at TEXT_SIZE px, as the page prints them for a layer small enough to check by hand
+    (rules.json `cell_numbers`), where they fit the cells at FIGURE_WIDTH."""
+    margin = fig.layout.margin
+    plot_w = FIGURE_WIDTH - margin.l - margin.r
+    plot_h = fig.layout.height - margin.t - margin.b
+    for trace in fig.data:
+        if not isinstance(trace, go.Heatmap):
+            continue
+        axis = fig.layout["xaxis" + (trace.xaxis or "x")[1:]]
+        z = np.asarray(trace.z)
+        columns = z.shape[-1]
+        cell_w = (axis.domain[1] - axis.domain[0]) * plot_w / max(1, columns)
+        numbers = cell_numbers(z, cell_w, plot_h / max(1, rows), TEXT_SIZE)
+        if numbers is not None:
+            trace.update(text=numbers[0], texttemplate="%{text}", textfont={"size": TEXT_SIZE})
     return fig
 
 
@@ -208,7 +276,11 @@ def flow(forward: Answer, lang: str = "en") -> go.Figure:
     msg = Messages(lang)
     panels = flow_panels(forward, msg)
     captions = [caption(forward, key, msg) for key, _ in panels]
-    return combine(panels, captions, msg("flow.heading"))
+    fig = combine(panels, captions, msg("flow.heading"))
+    config = forward["config"]
+    if max(config["d_model"], config["d_ff"]) <= CELL_NUMBERS["hand_size"]:
+        print_numbers(fig, int(config["num_tokens"]))
+    return fig
 
 
 def sparsity(forward: Answer, lang: str = "en") -> go.Figure:

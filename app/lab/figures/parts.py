@@ -14,11 +14,9 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from app.lab.figures.fit import index_ticks, wrapped
+from app.lab.figures.rules import RULES
 from app.paths import STATIC_DIR
-
-RULES_FILE = STATIC_DIR / "js" / "charts" / "rules.json"
-"""The chart rules the page imports too (static/js/charts/common.js): one file, one truth."""
-RULES: dict[str, Any] = json.loads(RULES_FILE.read_text(encoding="utf-8"))
 
 # ColorBrewer RdBu (colour-blind safe): blue < 0 < red, white at 0.
 DIVERGING: list[list[Any]] = RULES["diverging"]
@@ -60,14 +58,55 @@ class Messages:
         return text
 
 
+FIGURE_WIDTH = 800
+"""The narrowest width (px) a figure is drawn at: a handout's picture keeps at least this
+width (templates/handout.html scrolls it sideways on a phone), a notebook's output is about
+as wide. Titles are wrapped, index ticks spaced and cell numbers chosen for this width, so
+that nothing is cut or crowded there, nor wider."""
+TEXT_SIZE = 12
+"""The smallest text a figure draws (px): ticks, axis titles, subtitles, cell numbers."""
+TITLE_SIZE = 14
+LINE = 1.3
+"""Line height over font size of a wrapped title."""
+TITLE_PAD = 10
+"""Room above a figure's title (px)."""
+TITLE_X = 0.05
+"""Where a figure's title starts, over the figure's width (Plotly's template)."""
+
+
+def title_lines(text: str, size: float, width: float = FIGURE_WIDTH) -> list[str]:
+    """A figure's title wrapped to the room it has from TITLE_X to the right edge."""
+    return wrapped(text, width * (1 - TITLE_X) - 12, size) if text else []
+
+
+def title_block(lines: list[str], size: float) -> tuple[dict[str, Any], float]:
+    """A figure title of `lines` at the top of the figure, and the height (px) it takes
+    from the top edge with the room above and below it."""
+    title = {
+        "text": "<br>".join(lines),
+        "font": {"size": size},
+        "x": TITLE_X,
+        "xanchor": "left",
+        "y": 1,
+        "yref": "container",
+        "yanchor": "top",
+        "pad": {"t": TITLE_PAD},
+    }
+    return title, TITLE_PAD + len(lines) * size * LINE
+
+
 def _layout(title: str, x_title: str, y_title: str, **extra: Any) -> dict[str, Any]:
+    """A figure's layout: its title wrapped to FIGURE_WIDTH, and the room above the plot
+    grown by the lines the title takes beyond one (the plot keeps its height)."""
+    block, used = title_block(title_lines(title, TITLE_SIZE), TITLE_SIZE)
+    grow = max(0, round(used + 12) - 40)
     return {
-        "title": {"text": title, "font": {"size": 14}},
+        "title": block,
         "xaxis": {"title": {"text": x_title}, "automargin": True},
         "yaxis": {"title": {"text": y_title}, "automargin": True},
-        "font": {"family": "system-ui, sans-serif", "size": 12, "color": "#1a1a1a"},
-        "margin": {"l": 56, "r": 16, "t": 40, "b": 48},
-        "height": 340,
+        "font": {"family": "system-ui, sans-serif", "size": TEXT_SIZE, "color": "#1a1a1a"},
+        "margin": {"l": 56, "r": 16, "t": 40 + grow, "b": 48},
+        "height": 340 + grow,
         "paper_bgcolor": "white",
         "plot_bgcolor": "white",
         **extra,
@@ -227,8 +266,13 @@ def heatmap(
         hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>%{{z:+.4~g}}<extra></extra>",
     )
     layout = _layout(title, x_title, y_title)
-    layout["yaxis"] |= {"autorange": "reversed"}
-    layout["xaxis"] |= {"tickangle": 0}
+    # index axes: ticks on whole cells only (Plotly's own would fall on 0.5, 1.5 of a few cells)
+    rows_n, cols_n = values.shape if values.ndim == 2 else (1, values.size)
+    plot_w = FIGURE_WIDTH - layout["margin"]["l"] - layout["margin"]["r"] - 60
+    plot_h = layout["height"] - layout["margin"]["t"] - layout["margin"]["b"]
+    first = x_labels[0] if x_labels else 0
+    layout["yaxis"] |= {"autorange": "reversed", **index_ticks(rows_n, plot_h, TEXT_SIZE)}
+    layout["xaxis"] |= {"tickangle": 0, **index_ticks(cols_n, plot_w, TEXT_SIZE, first)}
     return go.Figure([trace, *traces], layout)
 
 

@@ -19,8 +19,18 @@ from plotly.subplots import make_subplots
 
 from app.analysis.budget import attention_param_counts
 from app.lab.contrast import attention_vs_ffn
+from app.lab.figures.fit import index_ticks, wrapped
 from app.lab.figures.panels import flow, perturbation, sparsity
-from app.lab.figures.parts import ACCENT, DIVERGING, MUTED, Messages, _layout
+from app.lab.figures.parts import (
+    ACCENT,
+    DIVERGING,
+    FIGURE_WIDTH,
+    LINE,
+    MUTED,
+    TEXT_SIZE,
+    Messages,
+    _layout,
+)
 from app.lab.handout.steps import Step, forward_body, perturb_body
 from app.lab.learning.capacity import capacity_sweep
 from app.lab.learning.memory import TrainConfig
@@ -177,7 +187,11 @@ def _stack(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture:
         go.Heatmap(z=z, colorscale=DIVERGING, zmid=0, colorbar={"thickness": 10}),
         _layout(msg("handout.stack_title"), msg("axis.position"), msg("handout.layer")),
     )
-    fig.update_yaxes(autorange="reversed", dtick=1)
+    layout = fig.layout
+    plot_h = layout.height - layout.margin.t - layout.margin.b
+    plot_w = FIGURE_WIDTH - layout.margin.l - layout.margin.r - 60
+    fig.update_yaxes(autorange="reversed", **index_ticks(len(z), plot_h, TEXT_SIZE))
+    fig.update_xaxes(**index_ticks(len(z[0]) if z else 0, plot_w, TEXT_SIZE))
     changed = sorted({p for layer in answer["layers"] for p in layer["changed_positions"]})
     numbers = [
         msg(
@@ -276,11 +290,24 @@ def _reading(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture
     classes = len(r.value_logits)
     colors = [SERIES[2] if c == r.top_class else "#9a9a9a" for c in range(classes)]
     fires = set(r.fires_on)
+    spacing, layout = (
+        0.14,
+        _layout("", "", "", showlegend=True, legend={"orientation": "h", "y": -0.3}),
+    )
+    plot_w = FIGURE_WIDTH - layout["margin"]["l"] - layout["margin"]["r"]
+    room = plot_w * (1 - spacing) / 2 + plot_w * spacing - 12
+    titles = [
+        wrapped(msg("train.key_title", unit=r.unit), room, TEXT_SIZE),
+        wrapped(msg("train.value_title", unit=r.unit), room, TEXT_SIZE),
+    ]
+    grow = round((max(map(len, titles)) - 1) * TEXT_SIZE * LINE)
+    layout["margin"]["t"] += grow
+    layout["height"] += grow
     fig = make_subplots(
         rows=1,
         cols=2,
-        horizontal_spacing=0.14,
-        subplot_titles=[msg("train.key_title", unit=r.unit), msg("train.value_title", unit=r.unit)],
+        horizontal_spacing=spacing,
+        subplot_titles=["<br>".join(lines) for lines in titles],
     )
     for want, name, color in ((True, "train.fires", SERIES[0]), (False, "train.silent", SERIES[1])):
         keys = [i for i in range(len(r.key_cosine)) if (i in fires) == want]
@@ -306,12 +333,12 @@ def _reading(step: Step, s: dict[str, Any], msg: Messages, lang: str) -> Picture
         row=1,
         col=2,
     )
-    fig.update_layout(_layout("", "", "", showlegend=True, legend={"orientation": "h", "y": -0.3}))
+    fig.update_layout(layout)
     fig.update_xaxes(title_text=msg("train.cosine"), row=1, col=1)
     fig.update_yaxes(title_text=msg("train.activation_value"), row=1, col=1)
     fig.update_xaxes(title_text=msg("train.class"), row=1, col=2)
     fig.update_yaxes(title_text=msg("train.logit"), row=1, col=2)
-    fig.update_annotations(font_size=12)
+    fig.update_annotations(font_size=TEXT_SIZE)
     agreement = "—" if r.agreement is None else f"{r.agreement:.0%}"
     numbers = [
         msg(

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 import plotly.io as pio
 
 import app as app_package
-from app.lab.figures.parts import PLOT_CONFIG, Messages
+from app.lab.figures.parts import FIGURE_WIDTH, PLOT_CONFIG, Messages
 from app.lab.handout.pictures import Picture, picture
 from app.lab.handout.steps import STEPS, Step
 from app.lab.snapshot import templates
@@ -84,6 +84,7 @@ def render_handout(
         ),
         "total": len(steps),
         "sections": sections,
+        "figure_width": FIGURE_WIDTH,
     }
     return templates.get_template("handout.html").render(**context)
 
