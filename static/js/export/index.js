@@ -49,7 +49,13 @@ async function current(app) {
 }
 
 function plotTitle(el) {
-  return el.layout?.title?.text || el.id;
+  // the whole title (the drawn one may be wrapped with <br> or shortened), as plain text;
+  // a plot not drawn yet (or untitled) is named by its panel's heading
+  const title = el.layout?.title?.ffnText || el.layout?.title?.text || "";
+  const text = title.replace(/<br\s*\/?>/gi, " ").replace(/<[^>]*>/g, "").trim();
+  if (text) return text;
+  const heading = el.closest("section")?.querySelector("h2")?.textContent?.trim();
+  return heading || el.id;
 }
 
 /**

@@ -25,7 +25,8 @@ function render(data) {
     }), data.no_activation_gap);
   }
   const m = data.mixing;
-  readout($("myth-mixing-result"), t("myth.mixing.result", {
+  const one = m.changed_positions.length === 1 ? "myth.mixing.result_one" : "myth.mixing.result";
+  readout($("myth-mixing-result"), t(one, {
     position: m.position, changed: m.changed_positions.join(", ") || "—",
     other: magnitude(m.max_abs_change_other_positions),
   }), m.max_abs_change_other_positions);
