@@ -23,7 +23,7 @@ def test_png_and_svg_of_a_figure(tmp_path: Path) -> None:
     png = (tmp_path / "flow.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     width, height = struct.unpack(">II", png[16:24])
-    assert (width, height) == (700, 380)  # plotly's default width, the flow's height
+    assert (width, height) == (700, fig.layout.height)  # plotly's default width, the flow's
     svg = (tmp_path / "flow.svg").read_text(encoding="utf-8")
     assert "<svg" in svg and "flow" in svg.lower()
     with pytest.raises(ValueError, match=r"\.png or an \.svg"):
