@@ -53,6 +53,11 @@ def test_unchanged_and_offscreen_charts_are_not_redrawn(page, server_url):  # ty
     # The tokens slider changes everything: the visible flow is redrawn at once, the
     # perturbation below the fold is requested and drawn only when it scrolls into view.
     page.evaluate("() => window.scrollTo(0, 0)")
+    # the page learns that the perturbation left the view from its IntersectionObserver,
+    # which reports in the next frames: wait for two, then step
+    page.evaluate(
+        "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r())))"
+    )
     page.evaluate(COUNT)
     posts.clear()
     tokens = page.locator("#tokens")
