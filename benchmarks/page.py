@@ -30,6 +30,7 @@ import numpy as np
 
 from benchmarks.browser import PAGE_PRESETS, measure_steps
 from benchmarks.client import percentile
+from benchmarks.wrk import trivial_server
 
 VALUE_BOUND_MS = {"default": 50, "transformer-base": 67, "bert-base": 67, "llama-7b": 100}
 """A value step's target per preset (ms, p50); a shape step's is twice it."""
@@ -141,7 +142,8 @@ def phone_rows(base: str, steps: int, loads: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _timed(client: httpx.Client, body: bytes) -> tuple[float, float]:
+def _timed(client: httpx.Client, body: bytes) -> tuple[float, float, int]:
+    """Seconds for one POST /api/forward, the server's forward in seconds, answer bytes."""
     t0 = time.perf_counter()
     response = client.post("/api/forward", content=body)
     elapsed = time.perf_counter() - t0
@@ -149,12 +151,28 @@ def _timed(client: httpx.Client, body: bytes) -> tuple[float, float]:
     timing = dict(
         part.strip().split(";dur=") for part in response.headers["server-timing"].split(",")
     )
-    return elapsed, float(timing["forward"]) / 1000
+    return elapsed, float(timing["forward"]) / 1000, len(response.content)
+
+
+def _ceiling(bodies: dict[str, bytes], sizes: dict[str, int], count: int) -> dict[str, float]:
+    """p50 seconds of the same client sending each body to the benchmark's trivial app
+    (same uvicorn, no FFN, no checks) and reading an answer of the same size."""
+    headers = {"content-type": "application/json"}
+    got: dict[str, list[float]] = {name: [] for name in bodies}
+    with trivial_server() as base, httpx.Client(base_url=base, headers=headers) as client:
+        for i in range(count + 3):
+            for name, body in bodies.items():
+                t0 = time.perf_counter()
+                client.post("/answer", params={"size": sizes[name]}, content=body)
+                if i >= 3:
+                    got[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(times) for name, times in got.items()}
 
 
 def l_ratio_rows(base: str, count: int) -> list[dict[str, Any]]:
     """Latency p50 over the server's forward p50 at L: seeded tokens, then the same size with
-    its own 32 x 1024 tokens in the body (340 kB of JSON), alternating requests."""
+    its own 32 x 1024 tokens in the body (340 kB of JSON), alternating requests. The bound
+    names the client's ceiling: the same bytes through the trivial app."""
     config = {"d_model": 1024, "d_ff": 4096, "activation": "relu", "bias": True, "seed": 0}
     tokens = np.round(np.random.default_rng(0).standard_normal((32, 1024)), 6).tolist()
     bodies = {
@@ -163,14 +181,16 @@ def l_ratio_rows(base: str, count: int) -> list[dict[str, Any]]:
     }
     headers = {"content-type": "application/json", "cache-control": "no-cache"}
     got: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in bodies}
+    sizes: dict[str, int] = {}
     with httpx.Client(base_url=base, timeout=120, headers=headers) as client:
         for i in range(count + 3):
             for name, body in bodies.items():
-                elapsed, forward = _timed(client, body)
+                elapsed, forward, sizes[name] = _timed(client, body)
                 if i >= 3:
                     got[name][0].append(elapsed)
                     got[name][1].append(forward)
     at = load()
+    ceiling = _ceiling(bodies, sizes, count)
     rows = []
     for name, (latencies, forwards) in got.items():
         p50, fwd = statistics.median(latencies), statistics.median(forwards)
@@ -180,7 +200,8 @@ def l_ratio_rows(base: str, count: int) -> list[dict[str, Any]]:
                 f"{p50 / fwd:.2f}",
                 f"<= {L_RATIO:g}",
                 p50 / fwd <= L_RATIO,
-                f">= 1 (the forward in the server, Server-Timing); {count} requests; {at}",
+                f">= 1 (the forward in the server, Server-Timing); the client and uvicorn "
+                f"alone, same bytes: {ceiling[name] * 1000:.1f} ms; {count} requests; {at}",
             )
         )
     return rows

@@ -7,7 +7,7 @@ compared with it, and wrk's own ceiling with it.
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI, Query, Request, Response
 
 app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
 
@@ -30,3 +30,11 @@ async def sized(request: Request) -> Response:
     this stack costs for a POST of that shape with no FFN, no validation, no encoding."""
     await request.body()
     return Response(content=_SIZED, media_type="application/json")
+
+
+@app.post("/answer")
+async def answer(request: Request, size: int = Query(ge=2, le=64 * 1024 * 1024)) -> Response:
+    """Reads the request body and answers a JSON string of `size` bytes: the client's and
+    uvicorn's own cost for a request of that shape (the L ratio's ceiling)."""
+    await request.body()
+    return Response(content=b'"' + b"0" * (size - 2) + b'"', media_type="application/json")

@@ -13,13 +13,14 @@ always. FastAPI's documented pattern: a Request subclass through an APIRoute sub
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
 
 import orjson
 from fastapi import Request, Response
 from fastapi.routing import APIRoute
 
+from app.api import array_body
 from app.api.body_errors import max_depth, nesting_depth
 
 _MARKS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
@@ -57,11 +58,16 @@ def loads(body: bytes) -> Any:
 
 
 class FastJsonRequest(Request):
-    """A Request whose `json()` parses with orjson first, then `json.loads` if refused."""
+    """A Request whose `json()` parses with orjson first, then `json.loads` if refused; a
+    large body of a model with `array_fields` is read by `app.api.array_body` first."""
+
+    array_fields: Mapping[str, int] = {}
 
     async def json(self) -> Any:
         if not hasattr(self, "_fast_json"):
-            self._fast_json = loads(await self.body())
+            body = await self.body()
+            value = array_body.read(body, self.array_fields)
+            self._fast_json = loads(body) if value is None else value
         return self._fast_json
 
 
@@ -71,9 +77,12 @@ class FastJsonRoute(APIRoute):
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()
         reads_json = self.body_field is not None
+        model = self.body_field.field_info.annotation if self.body_field is not None else None
+        array_fields: Mapping[str, int] = getattr(model, "array_fields", {})
 
         async def route(request: Request) -> Response:
             fast = FastJsonRequest(request.scope, request.receive)
+            fast.array_fields = array_fields
             content_type = request.headers.get("content-type", "")
             if reads_json and (not content_type or "json" in content_type):
                 # A JSON body is read through the request Starlette made, which keeps it:

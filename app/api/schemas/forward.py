@@ -9,14 +9,15 @@ the value and what is allowed.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from app.api.deps import lab_limits
-from app.api.schemas.values import check_max, known_activation
+from app.api.schemas.values import ParsedMatrix, ParsedVector, check_max, known_activation
 from app.config import get_settings
 from app.lab.spec.specs import (
     PRETRAINED_LAYERS,
@@ -42,12 +43,16 @@ class WeightsIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
-    w1: Matrix = Field(description="[d_model, d_ff], the up-projection")
-    b1: Vector | None = Field(None, description="[d_ff]; required when bias is true")
-    w2: Matrix = Field(description="[d_ff, d_model], the down-projection")
-    b2: Vector | None = Field(None, description="[d_model]; required when bias is true")
-    w_gate: Matrix | None = Field(None, description="[d_model, d_ff]; required for gated")
-    b_gate: Vector | None = Field(None, description="[d_ff]; gated with bias only")
+    w1: ParsedMatrix = Field(description="[d_model, d_ff], the up-projection")
+    b1: ParsedVector | None = Field(None, description="[d_ff]; required when bias is true")
+    w2: ParsedMatrix = Field(description="[d_ff, d_model], the down-projection")
+    b2: ParsedVector | None = Field(None, description="[d_model]; required when bias is true")
+    w_gate: ParsedMatrix | None = Field(None, description="[d_model, d_ff]; required for gated")
+    b_gate: ParsedVector | None = Field(None, description="[d_ff]; gated with bias only")
+
+    def given(self) -> dict[str, Any]:
+        """The weights by name (lists, or arrays read by `app.api.array_body`)."""
+        return {name: getattr(self, name) for name in type(self).model_fields}
 
 
 class ForwardRequest(BaseModel):
@@ -76,7 +81,7 @@ class ForwardRequest(BaseModel):
     )
     seed: int = Field(0, ge=0, le=SEED_MAX, description="seeds W1, b1, W2, b2 (and W_gate)")
     bias: bool = Field(True, description="linear maps with biases")
-    tokens: Matrix | None = Field(None, description="input [T, d_model]")
+    tokens: ParsedMatrix | None = Field(None, description="input [T, d_model]")
     num_tokens: int | None = Field(None, ge=1, description="T random tokens when no `tokens`")
     input_seed: int = Field(0, ge=0, le=SEED_MAX, description="seeds the random tokens")
     weights: WeightsIn | None = Field(None, description="replace the seeded weights")
@@ -133,6 +138,13 @@ class ForwardRequest(BaseModel):
         "summarised; moved left when the window would run past the last feature",
     )
 
+    array_fields: ClassVar[Mapping[str, int]] = {
+        "tokens": 2,
+        **{f"weights.{name}": 2 if name.startswith("w") else 1 for name in WeightsIn.model_fields},
+    }
+    """Fields (path -> dimensions) a large body's reader may give as arrays
+    (`app.api.array_body`); `ParsedMatrix` and `ParsedVector` take them."""
+
     _tokens: npt.NDArray[np.float32] | None = PrivateAttr(None)
     _weights: dict[str, npt.NDArray[np.float32]] | None = PrivateAttr(None)
 
@@ -140,7 +152,7 @@ class ForwardRequest(BaseModel):
 
     @model_validator(mode="after")
     def _check_limits_and_shapes(self) -> ForwardRequest:
-        weights = None if self.weights is None else self.weights.model_dump()
+        weights = None if self.weights is None else self.weights.given()
         extra = check_forward(self.spec(), self.tokens, weights, lab_limits(get_settings()))
         self._tokens = extra.get("tokens_array")
         self._weights = extra.get("weights_arrays")
