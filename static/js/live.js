@@ -64,6 +64,27 @@ function textRoom(label) {
   return rooms.get(key);
 }
 
+// Plot wrappers' widths, kept by a ResizeObserver: reading clientWidth when a step starts
+// (the slider's own changes not laid out yet) forced a layout of the whole page per step.
+const widths = new WeakMap(); // wrapper -> its width (px)
+const sizer = typeof ResizeObserver === "function"
+  ? new ResizeObserver((entries) => {
+    // after the frame's layout: reading clientWidth here lays nothing out again
+    for (const entry of entries) widths.set(entry.target, /** @type {HTMLElement} */ (entry.target).clientWidth);
+  })
+  : null;
+
+/** The width of a plot wrapper (px): read once, then kept up to date by the observer. */
+function widthOf(wrap) {
+  let width = widths.get(wrap);
+  if (width === undefined || !sizer) {
+    width = wrap.clientWidth;
+    widths.set(wrap, width);
+    sizer?.observe(wrap);
+  }
+  return width;
+}
+
 /** A wait shorter than this (ms) reads as instant and is not shown (static/css/live.css). */
 export const SHOWN_WAIT_MS = 100;
 
@@ -72,8 +93,8 @@ export const SHOWN_WAIT_MS = 100;
  * shows the busy overlay (static/css/live.css) once the wait has lasted 100 ms, or at once
  * with `now` (data-busy-now; the caller's last answer took that long, so this one will
  * too, and a second repaint in the middle of the wait would take CPU from the server
- * computing it). Every plot wrapper carries the label. All widths are read before anything
- * is written (one layout, not one per plot); attributes that hold their value are left.
+ * computing it). Every plot wrapper carries the label. Widths come from a ResizeObserver
+ * (no layout read per step); attributes that hold their value are left.
  */
 export function setBusy(section, busy, { now = false } = {}) {
   if (!section) return;
@@ -84,7 +105,10 @@ export function setBusy(section, busy, { now = false } = {}) {
     // A label wider than a plot would spill past it: narrow plots get the compact one.
     const room = textRoom(label);
     const wraps = [...section.querySelectorAll(".plot-wrap, .plot")];
-    const narrow = wraps.map((wrap) => wrap.clientWidth > 0 && wrap.clientWidth < room);
+    const narrow = wraps.map((wrap) => {
+      const width = widthOf(wrap);
+      return width > 0 && width < room;
+    });
     if (!was) section.setAttribute("aria-busy", "true");
     wraps.forEach((wrap, i) => {
       if (wrap.dataset.busyLabel !== label) wrap.dataset.busyLabel = label;

@@ -172,15 +172,20 @@ export function renderFlow(data, { yLabels } = /** @type {{ yLabels?: string[] }
   const robust = Boolean(data.config.model);
   renderWeights(data);
   droppedNote(data);
-  // the plots' sizes in one layout, before the captions and the drawing change the page
+  // Every caption first, then the plots' sizes in one layout, then the drawing: a caption
+  // written between two plots made Plotly's next size read lay out the whole page again.
+  const parts = stages.map(([key]) => {
+    const columns = columnsFor(KIND[key], data, key);
+    const range = robust ? robustRange(data[key]) : null;
+    const clip = clipOf(range);
+    caption($(`shape-${key}`), key, data, columns, clip);
+    return { columns, range, clip };
+  });
   for (const [key] of stages) sizeOf($(`plot-${key}`));
   return Promise.all(
     stages.map(([key, title, xTitle], i) => {
-      const columns = columnsFor(KIND[key], data, key);
+      const { columns, range, clip } = parts[i];
       const narrow = key === "input" || key === "output";
-      const range = robust ? robustRange(data[key]) : null;
-      const clip = clipOf(range);
-      caption($(`shape-${key}`), key, data, columns, clip);
       const first = firstInRow.includes(key);
       return heatmap($(`plot-${key}`), data[key], {
         ...common, title, xTitle, filename: `ffn-${key}`, showScale: robust || !narrow,
@@ -246,6 +251,9 @@ export function renderSparsity(data, { yLabels } = /** @type {{ yLabels?: string
     tokens: count(data.config.num_tokens),
   });
   const positions = yLabels ?? s.per_token.map((_, i) => String(i));
+  // both plots' sizes in one layout, after the texts above changed the page
+  sizeOf($("plot-sparsity"));
+  sizeOf($("plot-histogram"));
   return Promise.all([
     bars($("plot-sparsity"), positions, s.per_token, {
       title: t("sparsity.per_token"),

@@ -151,6 +151,9 @@ export function axis(title, width, extra) {
     tickangle: 0,
     // x labels a little lower: the first never touches the y axis's bottom label
     ticklabelstandoff: Math.round(px(12) * 0.3),
+    // Ticks are chosen to fit and automargin makes room for them: Plotly's check of each
+    // label against the container (measuring every label's box, every redraw) is not needed.
+    ticklabeloverflow: "allow",
     showgrid: false,
     zeroline: false,
     ...extra,

@@ -121,6 +121,7 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
     showscale: showScale,
     colorbar: {
       thickness: Math.round(8 * rootScale()), outlinewidth: 0, tickfont: { size },
+      ticklabeloverflow: "allow", // its labels have their room (the margin): not measured again
       // signed: "+1", "0", "−1" (a "+" format would print "+0"); sequential: Plotly's ticks
       ...(opts.sequential ? { tickformat: ".2~g", nticks } : signedTicks(zmin, zmax, nticks)),
       // with a note on top, the bar is shorter so that its top label stays clear of the note
