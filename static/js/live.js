@@ -87,11 +87,12 @@ function widthOf(wrap) {
 
 /** A wait shorter than this (ms) reads as instant and is not shown (static/css/live.css). */
 export const SHOWN_WAIT_MS = 100;
+const shownTimers = new WeakMap(); // section -> the timer that shows its wait
 
 /**
- * Mark `section` as waiting for an answer: aria-busy on the section dims its plots and
- * shows the busy overlay (static/css/live.css) once the wait has lasted 100 ms, or at once
- * with `now` (data-busy-now; the caller's last answer took that long, so this one will
+ * Mark `section` as waiting for an answer: aria-busy at once; its plots dimmed under the
+ * busy overlay (data-busy-now, static/css/live.css) once the wait has lasted 100 ms, or at
+ * once with `now` (the caller's last answer took that long, so this one will
  * too, and a second repaint in the middle of the wait would take CPU from the server
  * computing it). Every plot wrapper carries the label. Widths come from a ResizeObserver
  * (no layout read per step); attributes that hold their value are left.
@@ -99,7 +100,16 @@ export const SHOWN_WAIT_MS = 100;
 export function setBusy(section, busy, { now = false } = {}) {
   if (!section) return;
   const was = section.getAttribute("aria-busy") === "true";
-  if (busy && !was) section.toggleAttribute("data-busy-now", now);
+  if (busy && !was) {
+    section.toggleAttribute("data-busy-now", now);
+    clearTimeout(shownTimers.get(section));
+    if (!now) {
+      // still waiting after SHOWN_WAIT_MS: shown (dimmed and labelled, static/css/live.css)
+      shownTimers.set(section, setTimeout(() => {
+        if (section.getAttribute("aria-busy") === "true") section.setAttribute("data-busy-now", "");
+      }, SHOWN_WAIT_MS));
+    }
+  }
   if (busy) {
     const label = t("status.loading");
     // A label wider than a plot would spill past it: narrow plots get the compact one.
@@ -116,6 +126,7 @@ export function setBusy(section, busy, { now = false } = {}) {
       else if (!narrow[i] && "busyNarrow" in wrap.dataset) delete wrap.dataset.busyNarrow;
     });
   } else if (was) {
+    clearTimeout(shownTimers.get(section));
     section.removeAttribute("aria-busy");
   }
   const count = String(document.querySelectorAll("section[aria-busy='true']").length);
