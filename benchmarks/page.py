@@ -11,7 +11,9 @@ Per preset (default, Transformer-base, BERT-base, LLaMA-7B) and window size (128
 
 then a phone (390x844, touch, scale 3, Chromium's CPU slowdown 4x): a Tokens step p50
 (<= 200 ms) and the first flow drawn after navigation (<= 3 s, benchmarks.page_load);
-a student's first-load and reload bytes (<= 1 MB, <= 50 kB); and the request ratio at L
+a student's first-load and reload bytes (<= 1 MB, <= 50 kB); a dragged Tokens slider
+(benchmarks.drag: at least every other frame's value drawn, one request per value, the last
+value drawn); and the request ratio at L
 (32 x 1024 -> 4096): the request's latency over the server's own forward time, seeded and
 with its own tokens in the body (<= 3). Every figure carries the load average when it was
 taken: the machine is shared.
@@ -30,6 +32,7 @@ import numpy as np
 
 from benchmarks.browser import PAGE_PRESETS, measure_steps
 from benchmarks.client import percentile
+from benchmarks.drag import measure_drag
 from benchmarks.wrk import trivial_server
 
 VALUE_BOUND_MS = {"default": 50, "transformer-base": 67, "bert-base": 67, "llama-7b": 100}
@@ -140,6 +143,25 @@ def phone_rows(base: str, steps: int, loads: int) -> list[dict[str, Any]]:
         )
     )
     return rows
+
+
+def drag_rows(base: str) -> list[dict[str, Any]]:
+    """A dragged Tokens slider on the page as it opens (benchmarks.drag): values drawn per
+    two frames (>= 1), one request per drawn value, the last value drawn."""
+    got = measure_drag(base)
+    at = load()
+    ok = got.per_two_frames >= 1 and got.requests <= got.drawn + 1 and got.last_rows == got.let_go
+    return [
+        row(
+            "default 1280x720: Tokens slider dragged -> values drawn per 2 frames",
+            f"{got.per_two_frames:.2f}",
+            ">= 1, 1 request per value, last value drawn",
+            ok,
+            f"{got.drawn_during} values drawn in {got.drag_ms / 1000:.2f} s of drag (a move "
+            f"per frame); {got.requests} requests for {got.drawn} drawn; last drawn T "
+            f"{got.last_rows}, let go at {got.let_go}; {at}",
+        )
+    ]
 
 
 def _timed(client: httpx.Client, body: bytes) -> tuple[float, float, int]:

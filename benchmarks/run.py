@@ -498,6 +498,7 @@ def measure_page(plan: Plan) -> tuple[list[Row], dict[str, Any]]:
         if chromium_available():
             found = page.step_rows(server.base, list(plan.page_presets), plan.page_steps)
             found += page.phone_rows(server.base, plan.page_steps, 3 if plan is FULL else 1)
+            found += page.drag_rows(server.base)
             rows += [Row(**r) for r in found]
         rows += [Row(**r) for r in page.l_ratio_rows(server.base, plan.latency_count // 2)]
     raw["load_average_end"] = load_average()
