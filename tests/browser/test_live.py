@@ -125,6 +125,9 @@ def test_pending_views_are_dimmed_under_a_busy_overlay(page, server_url):  # typ
     page.keyboard.press("ArrowRight")
     page.wait_for_function("() => document.querySelector('#flow').getAttribute('aria-busy')")
     page.wait_for_function(f"() => ({OPACITY})() < 0.5")  # then dimmed
+    # the sentences computed from the answer too: they still say the last one's numbers
+    summary = "() => Number(getComputedStyle(document.querySelector('#sparsity-summary')).opacity)"
+    assert page.evaluate(summary) < 0.5
     wait = page.evaluate("() => window.__wait")
     assert wait["shown"] - wait["busy"] >= SHOWN_WAIT_MS - 1  # not shown for 0.1 s
     page.wait_for_function(f"() => ({OVERLAY})().visibility === 'visible'")  # and labelled
