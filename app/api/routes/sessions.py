@@ -14,27 +14,26 @@
 Refusals: 403 without the presenter token, 404 for an unknown code (the join page lets them
 retype it), 422 naming the field, 409 after the reveal, 429 for floods and a full session,
 503 when the server has its most sessions. The state, questions and answers live in
-app/services/sessions; the questions' choices and answers in app/lab/questions.
+app/services/sessions; the questions' choices and answers in app/lab/questions; what these
+routes share (refusals as HTTP answers, codes, the presenter's token, QR codes) in
+app/api/session_helpers.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
 import secrets
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 import orjson
-import segno
 from fastapi import APIRouter, Header, HTTPException, Path, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, StreamingResponse
 
 from app.api.deps import lab_limits
 from app.api.encoding import json_response
-from app.api.routes.pages import PANEL_SECTIONS, PANELS, boot_data, templates
+from app.api.routes.pages import PANELS, boot_data, templates
 from app.api.schemas.sessions import (
     AnswerAccepted,
     AnswerRequest,
@@ -45,34 +44,21 @@ from app.api.schemas.sessions import (
     state_errors,
     state_schema,
 )
+from app.api.session_helpers import (
+    REFUSALS,
+    bearer,
+    client_of,
+    code_of,
+    panels,
+    presenter_cookie,
+    public_question,
+    qr_svg,
+    refusals,
+    service,
+)
 from app.config import get_settings
 from app.lab.questions import Question, answer_question, build_question
-from app.services.sessions import (
-    Conflict,
-    Forbidden,
-    Full,
-    Invalid,
-    NotFound,
-    RateLimited,
-    SessionError,
-    SessionService,
-)
 from app.services.sessions.codes import normal_code
-
-
-def _said(what: str) -> dict[str, Any]:
-    return {"description": what, "content": {"application/json": {"schema": {"type": "object"}}}}
-
-
-REFUSALS: dict[int | str, dict[str, Any]] = {
-    403: _said("without this session's presenter token (Authorization: Bearer <token>)"),
-    404: _said("no such session (never made, ended, or idle too long), or question"),
-    409: _said("the question has been revealed: answers are closed"),
-    413: _said("the body is over the limit"),
-    429: _said("too many requests of this kind (Retry-After), or the session is full"),
-    503: _said("the server runs its most sessions"),
-}
-"""The refusals every session endpoint may answer (documented in /openapi.json)."""
 
 Code = Annotated[
     str, Path(min_length=1, max_length=16, description="the session code, e.g. K7QF3M")
@@ -87,89 +73,6 @@ STATE_MAX_BYTES = 16 * 1024
 
 RETRY_MS = 2000
 """The `retry:` an event stream asks browsers to wait before reconnecting (ms)."""
-
-
-def service(request: Request) -> SessionService:
-    """The process's session service, made in the app's lifespan."""
-    sessions: SessionService = request.app.state.sessions
-    return sessions
-
-
-@contextmanager
-def refusals() -> Iterator[None]:
-    """Turn a session's refusal into its HTTP answer (see the module docstring)."""
-    try:
-        yield
-    except Invalid as exc:
-        raise RequestValidationError(
-            [{"loc": ("body", exc.field or "body"), "msg": str(exc), "type": "value_error"}]
-        ) from exc
-    except NotFound as exc:
-        raise HTTPException(404, str(exc)) from exc
-    except Forbidden as exc:
-        raise HTTPException(403, str(exc), headers={"WWW-Authenticate": "Bearer"}) from exc
-    except Conflict as exc:
-        raise HTTPException(409, str(exc)) from exc
-    except RateLimited as exc:
-        wait = str(max(1, round(exc.retry_after)))
-        raise HTTPException(429, str(exc), headers={"Retry-After": wait}) from exc
-    except Full as exc:
-        raise HTTPException(503 if exc.scope == "server" else 429, str(exc)) from exc
-    except SessionError as exc:  # pragma: no cover - every subclass is listed above
-        raise HTTPException(400, str(exc)) from exc
-
-
-def code_of(text: str) -> str:
-    """The path's code, normalised; 404 when it cannot be a code."""
-    code = normal_code(text)
-    if code is None:
-        raise HTTPException(
-            404, f"There is no class session {text[:12]!r}: a code is 6 letters and digits."
-        )
-    return code
-
-
-def bearer(authorization: str | None) -> str | None:
-    """The token of an `Authorization: Bearer <token>` header."""
-    if not authorization:
-        return None
-    scheme, _, token = authorization.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else None
-
-
-def presenter_cookie(code: str) -> str:
-    """The cookie that tells the lecturer's own event stream apart (an EventSource sends no
-    Authorization header): set by POST /api/sessions, sent only to this session's URLs."""
-    return f"ffnlab_presenter_{code}"
-
-
-def client_of(request: Request) -> str:
-    """The client's address (the proxy's X-Forwarded-For first hop when present)."""
-    forwarded = request.headers.get("x-forwarded-for")
-    if forwarded:
-        return forwarded.split(",")[0].strip()[:64]
-    return request.client.host if request.client else "unknown"
-
-
-def qr_svg(url: str) -> str:
-    """An SVG QR code of `url` (segno; dark modules on white, 4-module quiet zone)."""
-    out = io.BytesIO()
-    segno.make(url, error="m").save(
-        out, kind="svg", scale=8, dark="#000", light="#fff", xmldecl=False, svgns=True, nl=False
-    )
-    return out.getvalue().decode("utf-8")
-
-
-def panels() -> list[str]:
-    """The page's panel ids (its `panel=` values)."""
-    return [PANEL_SECTIONS.get(name, name) for name in PANELS]
-
-
-def public_question(question: dict[str, Any] | None) -> dict[str, Any] | None:
-    """A stored question without its state."""
-    if not question:
-        return None
-    return Question.from_dict(question).public()
 
 
 @router.post("", status_code=201, response_model=SessionCreated)
