@@ -36,6 +36,7 @@ const parsed = parseState(schema, window.location.search, window.location.hash);
 let state = parsed.state;
 let torchVersion = "";
 let forwardSeq = 0; // the newest forward request (older answers are never drawn)
+let changeSeq = 0; // the latest change of settings (only its run writes the address bar)
 let lastChanged = null; // the control the user changed last (where a refusal is shown)
 let lastForward = null;
 let lastForwardBody = null;
@@ -91,7 +92,10 @@ async function change(updates, { force = false } = {}) {
   }
   // The address bar once the answer is drawn (or refused): replaceState costs ~25 ms of the
   // browser's CPU, which on a shared machine would slow the server and the redraw.
-  run().finally(() => writeState(schema, state));
+  // Only the latest change writes it: an older run ending later would name settings whose
+  // answer is not drawn yet.
+  const mine = ++changeSeq;
+  run().finally(() => { if (mine === changeSeq) writeState(schema, state); });
 }
 
 /** The panel shown whatever the scroll position: the lesson's or the embed's. */
@@ -167,7 +171,7 @@ async function requestForward(body) {
     forwardDrawing = new Promise((resolve) => { drawn = resolve; });
     try {
       await before;
-      await drawForward(answer, body);
+      await drawForward(answer, body, () => mine === forwardSeq);
     } finally {
       drawn();
     }
@@ -184,8 +188,15 @@ async function requestForward(body) {
   }
 }
 
-/** Draw one forward answer: plots, captions and readouts together, then the status. */
-async function drawForward(answer, body) {
+/**
+ * Draw one forward answer: plots, captions and readouts together, then the status. The
+ * controls show the shape that ran only for the newest request's answer: an older one drawn
+ * while a newer is computed (a drag, a lesson left) must not put its shape back on them.
+ * @param {any} answer
+ * @param {any} body
+ * @param {() => boolean} [newest] whether the answer's request is still the newest
+ */
+async function drawForward(answer, body, newest = () => true) {
   const sections = sectionsOf(FORWARD_VIEWS);
   if (!answer.reused) lastForwardMs = answer.ms;
   clearError(sections);
@@ -195,7 +206,7 @@ async function drawForward(answer, body) {
   // Plots, captions and readouts of one answer together: no mix of two configurations.
   await Promise.all([renderFlow(answer.data, labels), renderSparsity(answer.data, labels)]);
   renderReadout(answer.data);
-  showActualShape(answer.data.config);
+  if (newest()) showActualShape(answer.data.config);
   await emit("forward", { data: answer.data, body, state });
   // the request's round trip as the status says, not the page's start-up or drawing
   const ms = Math.round(answer.roundTripMs);
