@@ -17,6 +17,9 @@ Plotly's floor per call measured in the same rounds beside them.
 slowdown 4x; `benchmarks.page_load.phone_first_flow`, each load in a fresh context), one
 load per page per round, the order alternating; each server answers one load before the
 rounds (a warm server, as in a lecture).
+
+`--drag`: instead, a dragged Tokens slider (`benchmarks.drag`, the page as it opens at
+`--size`), one drag per page per round, the order alternating: values shown per two frames.
 """
 
 from __future__ import annotations
@@ -42,9 +45,14 @@ def main() -> None:
     parser.add_argument("--kind", default="tokens", choices=sorted(STEP_KINDS))
     parser.add_argument("--size", default="1280x720", help="the window, e.g. 1920x1080")
     parser.add_argument("--first-flow", action="store_true", help="a phone's first flow")
+    parser.add_argument("--drag", action="store_true", help="a dragged Tokens slider")
     args = parser.parse_args()
     if args.first_flow:
         first_flow(args.before, args.after, args.rounds)
+        return
+    if args.drag:
+        width, height = (int(v) for v in args.size.split("x"))
+        drags(args.before, args.after, args.rounds, (width, height))
         return
     presets = {name: PAGE_PRESETS[name] for name in args.presets.split(",")}
     width, height = (int(v) for v in args.size.split("x"))
@@ -109,6 +117,36 @@ def first_flow(before: Path, after: Path, rounds: int) -> None:
     for page, times in got.items():
         each = ", ".join(f"{t:.2f}" for t in times)
         print(f"{page:<7} median {percentile(times, 50):.2f} s  ({each})")
+
+
+def drags(before: Path, after: Path, rounds: int, viewport: tuple[int, int]) -> None:
+    """Values shown per two frames of a dragged Tokens slider, the pages alternating."""
+    from benchmarks.drag import measure_drag
+
+    servers = {
+        "before": start_server(COMPUTED, root=before),
+        "after": start_server(COMPUTED, root=after),
+    }
+    got: dict[str, list[float]] = {page: [] for page in servers}
+    notes: dict[str, list[str]] = {page: [] for page in servers}
+    try:
+        for i in range(rounds):
+            order = list(servers.items())
+            for page, (_, base) in order if i % 2 == 0 else reversed(order):
+                drag = measure_drag(base, viewport=viewport)
+                got[page].append(drag.per_two_frames)
+                notes[page].append(
+                    f"{drag.shown_during}/{drag.drawn_during} in {drag.drag_ms / 1000:.2f} s, "
+                    f"{drag.requests} req, last {drag.last_rows}/{drag.let_go}"
+                )
+    finally:
+        for proc, _ in servers.values():
+            stop_server(proc)
+    print(f"before {before}, after {after}; a dragged Tokens slider, {rounds} alternating rounds")
+    print("values shown per 2 frames (>= 1: every other frame's value); shown/drawn, requests")
+    for page, values in got.items():
+        each = "; ".join(notes[page])
+        print(f"{page:<7} median {percentile(values, 50):.2f}  ({each})")
 
 
 if __name__ == "__main__":

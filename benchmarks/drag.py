@@ -5,9 +5,11 @@ The page (as it opens, or a preset) in headless Chromium; the Tokens slider is h
 animation frame for `frames` frames, a triangle wave over T = 2..21 (each move changes the
 tensors' shapes: the dearer step), then let go. The page marks each drawn answer (the hidden
 heatmap's `plotly_afterplot`, its row count = the T drawn) and counts its /api/forward
-requests.
+requests. A value counts as shown when a frame was painted with it: each animation frame
+notes which drawn answer the plot holds (what that frame paints), and an answer replaced
+before any frame painted it is drawn but not shown.
 
-Figures: values drawn per two frames of drag time (>= 1: "at least every other frame's
+Figures: values shown per two frames of drag time (>= 1: "at least every other frame's
 value"), requests per drawn value (1: no storm; a drag keeps one request in flight), and
 whether the value where the pointer let go is the one drawn last.
 """
@@ -25,6 +27,14 @@ async (frames) => {
   const drawn = [];
   const mark = () => drawn.push({ t: performance.now(), rows: plot.data[0].z.length });
   plot.on('plotly_afterplot', mark);
+  // the drawn answer each frame paints (rAF callbacks run just before the frame's paint)
+  const painted = new Set();
+  let sampling = true;
+  const sample = () => {
+    if (drawn.length) painted.add(drawn.length);
+    if (sampling) requestAnimationFrame(sample);
+  };
+  requestAnimationFrame(sample);
   performance.clearResourceTimings();
   slider.dispatchEvent(new PointerEvent('pointerdown', { bubbles: true }));
   const t0 = performance.now();
@@ -37,6 +47,7 @@ async (frames) => {
     slider.dispatchEvent(new Event('input', { bubbles: true }));
   }
   const released = performance.now();
+  const shownDuring = [...painted].filter((n) => n > 0 && drawn[n - 1].t <= released).length;
   slider.dispatchEvent(new PointerEvent('pointerup', { bubbles: true }));
   const body = document.body;
   await new Promise((resolve) => {
@@ -47,12 +58,14 @@ async (frames) => {
     };
     check();
   });
+  sampling = false;
   plot.removeListener('plotly_afterplot', mark);
   const requests = performance.getEntriesByType('resource')
     .filter((e) => e.name.endsWith('/api/forward')).length;
   return {
     drag_ms: released - t0,
     drawn_during: drawn.filter((d) => d.t <= released).length,
+    shown_during: shownDuring,
     drawn: drawn.length,
     requests,
     last_rows: drawn[drawn.length - 1].rows,
@@ -64,11 +77,13 @@ async (frames) => {
 
 @dataclass(frozen=True)
 class DragResult:
-    """One drag: its duration (ms), answers drawn while it lasted and in all, the
-    /api/forward requests it made, and the T drawn last against the T let go at."""
+    """One drag: its duration (ms), answers drawn while it lasted, those of them a frame
+    painted (shown), answers drawn in all, the /api/forward requests it made, and the T drawn
+    last against the T let go at."""
 
     drag_ms: float
     drawn_during: int
+    shown_during: int
     drawn: int
     requests: int
     last_rows: int
@@ -76,8 +91,8 @@ class DragResult:
 
     @property
     def per_two_frames(self) -> float:
-        """Values drawn per two 60 Hz frames of drag time."""
-        return self.drawn_during / (self.drag_ms / (2 * 1000.0 / 60.0))
+        """Values shown (painted) per two 60 Hz frames of drag time."""
+        return self.shown_during / (self.drag_ms / (2 * 1000.0 / 60.0))
 
 
 def measure_drag(

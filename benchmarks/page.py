@@ -153,12 +153,13 @@ def drag_rows(base: str) -> list[dict[str, Any]]:
     ok = got.per_two_frames >= 1 and got.requests <= got.drawn + 1 and got.last_rows == got.let_go
     return [
         row(
-            "default 1280x720: Tokens slider dragged -> values drawn per 2 frames",
+            "default 1280x720: Tokens slider dragged -> values shown per 2 frames",
             f"{got.per_two_frames:.2f}",
             ">= 1, 1 request per value, last value drawn",
             ok,
-            f"{got.drawn_during} values drawn in {got.drag_ms / 1000:.2f} s of drag (a move "
-            f"per frame); {got.requests} requests for {got.drawn} drawn; last drawn T "
+            f"{got.shown_during} values shown ({got.drawn_during} drawn) in "
+            f"{got.drag_ms / 1000:.2f} s of drag (a move per frame); {got.requests} requests "
+            f"for {got.drawn} drawn; last drawn T "
             f"{got.last_rows}, let go at {got.let_go}; {at}",
         )
     ]
