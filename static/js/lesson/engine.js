@@ -11,6 +11,13 @@ import { LESSON_BASE } from "./steps.js";
 /** @param {string} id */
 const $ = (id) => /** @type {Control} */ (document.getElementById(id));
 const HIGHLIGHT = "lesson-highlight";
+const RING = "lesson-ring";
+
+/** What draws a highlighted element's ring: a plot's whole frame (its export buttons and,
+ * in the flow, its shape caption), so that the ring crosses none of them; else itself. */
+function ringOf(el) {
+  return el.closest(".stage") ?? el.closest(".plot-wrap") ?? el;
+}
 /** The lowest a plot is made to fit its panel above the lesson card (CSS px). */
 const MIN_PLOT_PX = 140;
 /** Inputs where keys type text: they keep every key (but a clicker's PageUp/PageDown). */
@@ -58,6 +65,7 @@ export function initLesson(app) {
 
   function clearHighlights() {
     for (const el of document.querySelectorAll(`.${HIGHLIGHT}`)) el.classList.remove(HIGHLIGHT);
+    for (const el of document.querySelectorAll(`.${RING}`)) el.classList.remove(RING);
   }
 
   function render() {
@@ -86,7 +94,10 @@ export function initLesson(app) {
       clearHighlights();
       const targets = targetsOf(step);
       shownTargets = targets;
-      for (const el of targets) el.classList.add(HIGHLIGHT);
+      for (const el of targets) {
+        el.classList.add(HIGHLIGHT);
+        ringOf(el).classList.add(RING);
+      }
       pinned = true;
       showTarget();
       for (const el of targets) showInSidebar(el);
@@ -142,7 +153,15 @@ export function initLesson(app) {
     const excess = panel.getBoundingClientRect().height - room;
     if (excess <= 0) return true;
     const plots = [...panel.querySelectorAll(".plot")].filter((p) => p.offsetParent !== null && p.clientHeight > 0);
-    const rows = new Set(plots.map((p) => Math.round(p.getBoundingClientRect().top))).size;
+    // rows of plots: a plot starts a new row below the middle of the row before (a ringed
+    // plot's padding puts its top a few px lower than its row's others)
+    let rows = 0;
+    let rowMiddle = -Infinity;
+    for (const box of plots.map((p) => p.getBoundingClientRect()).sort((a, b) => a.top - b.top)) {
+      if (box.top < rowMiddle) continue;
+      rows += 1;
+      rowMiddle = box.top + box.height / 2;
+    }
     if (!rows) return false;
     const cut = Math.ceil(excess / rows);
     for (const plot of plots) {
