@@ -38,6 +38,24 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
         const heading = document.querySelector(`#${id} h2`);
         return new Option(heading ? heading.textContent : id, id);
       }));
+    followHeadings();
+  }
+
+  // A view's name in the menu is its heading, which may change after the menu is built (the
+  // flow's says "gated" under SwiGLU): the option follows it.
+  let headingWatch = null;
+  function followHeadings() {
+    if (headingWatch || typeof MutationObserver !== "function") return;
+    headingWatch = new MutationObserver(() => {
+      for (const option of $("panel").options) {
+        const heading = option.value && document.querySelector(`#${option.value} h2`);
+        if (heading && option.textContent !== heading.textContent) option.textContent = heading.textContent;
+      }
+    });
+    for (const id of schema.panel.values.filter(Boolean)) {
+      const heading = document.querySelector(`#${id} h2`);
+      if (heading) headingWatch.observe(heading, { childList: true, characterData: true, subtree: true });
+    }
   }
 
   // A width slider over a ladder: its positions are the ladder's indices; it reads (and

@@ -10,6 +10,12 @@ export const HIDEABLE = [
   "mode", "dropout", "panel", "lang", "position", "scale",
 ];
 
+/** Language tags a link may use for the page's two languages (lower-cased). */
+const LANGUAGE_ALIASES = {
+  zh: "zh-CN", "zh-cn": "zh-CN", "zh-hans": "zh-CN", "zh-hans-cn": "zh-CN",
+  "en-us": "en", "en-gb": "en",
+};
+
 /** Build the schema from the server's boot data (activations, presets, limits, panels). */
 export function makeSchema(boot, { steps = 1 } = {}) {
   const limits = boot.limits;
@@ -27,7 +33,8 @@ export function makeSchema(boot, { steps = 1 } = {}) {
     mode: { type: "enum", default: "eval", values: ["eval", "train"] },
     dropout: { type: "float", default: 0.1, min: 0, max: 0.9 },
     panel: { type: "enum", default: "", values: ["", ...(boot.panels || [])] },
-    lang: { type: "enum", default: "", values: ["", "en", "zh-CN"] },
+    // a link may name the language as people write it ("zh", "zh-cn", "en-US")
+    lang: { type: "enum", default: "", values: ["", "en", "zh-CN"], aliases: LANGUAGE_ALIASES },
     source: { type: "enum", default: "random", values: ["random", "own", "text"] },
     text: { type: "string", default: "The cat sat on the mat.", maxLength: limits.max_text_chars ?? 500 },
     layer: { type: "int", default: 0, min: 0, max: 5 },
@@ -75,7 +82,7 @@ function parseValue(spec, raw) {
     case "string":
       return raw.length <= spec.maxLength ? raw : undefined;
     case "enum":
-      return spec.values.includes(raw) ? raw : undefined;
+      return spec.values.includes(raw) ? raw : spec.aliases?.[raw.toLowerCase()];
     case "list": {
       const items = raw.split(",").map((s) => s.trim()).filter(Boolean);
       return items.every((s) => spec.values.includes(s)) ? [...new Set(items)] : undefined;

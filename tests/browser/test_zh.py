@@ -69,3 +69,38 @@ def test_a_refusal_reads_in_chinese_without_a_stray_space(page, server_url):  # 
     assert page.locator("#flow .view-refused").inner_text() == text
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "refused-zh.png"))
+
+
+@pytest.mark.parametrize("tag", ["zh", "zh-cn", "zh-Hans"])
+def test_a_link_naming_chinese_as_people_write_it_opens_in_chinese(page, server_url, tag):  # type: ignore[no-untyped-def]
+    page.goto(f"{server_url}/?lang={tag}")
+    wait_rendered(page)
+    assert page.locator("html").get_attribute("lang") == "zh-CN"
+    assert page.locator("#lang").input_value() == "zh-CN"
+    assert page.locator("#notice").is_hidden()  # not refused as an unknown value
+    assert CJK.search(page.locator("#status").text_content() or "")
+    page.wait_for_url(lambda url: "lang=zh-CN" in url)  # the address names it as the page does
+    assert page.recorder.errors == []
+
+
+def test_the_view_menu_names_each_view_by_its_current_heading(page, server_url):  # type: ignore[no-untyped-def]
+    # the flow's heading says "gated" under SwiGLU; after a language switch the menu still
+    # follows it when the activation changes
+    page.goto(f"{server_url}/?lang=en&activation=swiglu")
+    wait_rendered(page)
+    page.locator("#lang").select_option("zh-CN")
+    page.wait_for_function("() => document.documentElement.lang === 'zh-CN'")
+    page.locator("#activation").select_option("relu")
+    page.wait_for_function(
+        """() => {
+          const heading = document.querySelector('#flow h2').textContent;
+          const option = document.querySelector('#panel option[value="flow"]').textContent;
+          return option === heading && !heading.includes('门控');
+        }"""
+    )
+    names = page.evaluate(
+        """() => [...document.querySelectorAll('#panel option')].filter((o) => o.value)
+          .map((o) => [o.textContent, document.querySelector(`#${o.value} h2`).textContent])"""
+    )
+    assert all(option == heading for option, heading in names), names
+    assert page.recorder.errors == []
