@@ -147,12 +147,15 @@ export function signedLabel(v) {
 
 /**
  * Colour-bar ticks of a signed range [zmin, zmax]: 0 and nice steps either side, at most
- * about `n` in all, labelled "+1", "0", "−1" (a "+.2~g" format would print "+0").
+ * about `n` in all (the two ends only when `n` < 3), labelled "+1", "0", "−1" (a "+.2~g"
+ * format would print "+0").
  * Returns { tickmode, tickvals, ticktext }.
  */
 export function signedTicks(zmin, zmax, n) {
   const m = Math.max(Math.abs(zmin), Math.abs(zmax));
-  const out = (vals) => ({ tickmode: "array", tickvals: vals, ticktext: vals.map(signedLabel) });
+  // room for two labels only (a short bar in a slide's frame): its two ends, no zero between
+  const ends = (vals) => (n < 3 && vals.length > 2 ? [vals[0], vals[vals.length - 1]] : vals);
+  const out = (vals) => ({ tickmode: "array", tickvals: ends(vals), ticktext: ends(vals).map(signedLabel) });
   if (!(m > 0)) return out([0]);
   const half = Math.max(1, Math.floor((n - 1) / 2));
   const raw = m / half;

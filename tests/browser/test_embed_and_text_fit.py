@@ -9,11 +9,13 @@
 - A caption never breaks inside a range of numbers ("0–" above "1023", LLaMA-7B, en).
 - A 4 x 4 weight matrix prints numbers that fit their cells (W2 had a sixth of the row,
   "+0.3441" in a 32 px cell at the 9 px floor), or none at all, never numbers that run together.
+- A colour bar in an 800x450 embed labels its ends only when three labels would overlap.
 """
 
 from __future__ import annotations
 
 import contextlib
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -228,3 +230,32 @@ def test_numbers_of_a_4x4_weight_matrix_fit_their_cells(page, server_url):  # ty
         if p["numbers"]:
             assert p["widest"] <= p["cellW"] - 4 and p["font"] >= 9, p
     assert not page.recorder.errors
+
+
+# Each visible heatmap's colour-bar tick labels: their boxes.
+BAR_LABELS = """() => [...document.querySelectorAll('main > section:not([hidden]) .js-plotly-plot')]
+  .filter((el) => el.offsetParent !== null)
+  .map((el) => ({ id: el.id,
+    labels: [...el.querySelectorAll('.colorbar .cbaxis text, .colorbar .ytick text')]
+      .map((t) => {
+        const r = t.getBoundingClientRect();
+        return [t.textContent, r.top, r.bottom];
+      }) }))
+  .filter((p) => p.labels.length)"""
+
+
+@pytest.mark.parametrize("query", ["embed=1&lesson=1&step=3", "embed=1&preset=transformer-base"])
+def test_colour_bar_labels_of_a_slide_sized_embed_do_not_overlap(  # type: ignore[no-untyped-def]
+    page, server_url, query
+):
+    # an 800x450 frame gives a heatmap a ~45 px colour bar: "+2", "0" and "−2" ran together
+    page.set_viewport_size({"width": 800, "height": 450})
+    page.goto(f"{server_url}/?{query}")
+    wait_answers(page, timeout=TIMEOUT)
+    bars = page.evaluate(BAR_LABELS)
+    assert bars, "no colour bar drawn"
+    for bar in bars:
+        spans = sorted((top, bottom, text) for text, top, bottom in bar["labels"])
+        for (_, bottom, text), (top, _, below) in pairwise(spans):
+            assert bottom <= top + 0.5, (bar["id"], text, below, spans)
+    assert page.recorder.errors == []
