@@ -351,50 +351,6 @@ def test_a_step_leaves_nothing_to_the_next_and_leaving_restores_the_page(page, s
     assert page.locator("#d_model-value").inner_text() == "32"
 
 
-def _asks_d_model(request, d_model: int) -> bool:  # type: ignore[no-untyped-def]
-    return bool((request.post_data_json or {}).get("d_model") == d_model)
-
-
-def test_leaving_while_the_first_step_is_drawn_shows_the_page_settings(page, server_url):  # type: ignore[no-untyped-def]
-    # Escape pressed while the first step's answer (d_model 8) is being drawn, the page's own
-    # answer (d_model 32) held back: the older answer must not put its shape on the controls.
-    page.goto(f"{server_url}/?d_model=32&d_ff=128")
-    wait_answers(page)
-    held = []
-
-    def hold_page_answer(route):  # type: ignore[no-untyped-def]
-        if _asks_d_model(route.request, 32):
-            held.append(route)
-        else:
-            route.continue_()
-
-    page.route("**/api/forward", hold_page_answer)
-    page.evaluate(
-        """() => {
-          const gd = document.getElementById("plot-input");
-          const leave = () => {
-            if (gd.data?.[0]?.z?.[0]?.length !== 8) return;
-            gd.removeListener("plotly_afterplot", leave);
-            document.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
-          };
-          gd.on("plotly_afterplot", leave);
-        }"""
-    )
-    drawn = page.evaluate("() => document.body.dataset.forwardSeq")
-    with page.expect_request(lambda r: "/api/forward" in r.url and _asks_d_model(r, 32)):
-        page.locator("#lesson-start").click()
-    page.locator("#lesson").wait_for(state="hidden")
-    page.wait_for_function("(seq) => document.body.dataset.forwardSeq !== seq", arg=drawn)
-    assert page.locator("#d_model-value").inner_text() == "32"
-    assert len(held) == 1
-    held[0].continue_()
-    page.wait_for_url(lambda url: "d_model=32" in url and "lesson" not in url, timeout=15_000)
-    wait_answers(page)
-    assert page.locator("#d_model-value").inner_text() == "32"
-    assert page.evaluate("() => document.getElementById('plot-input').data[0].z[0].length") == 32
-    assert page.recorder.errors == []
-
-
 def test_a_tall_panel_shows_the_heading_of_the_highlighted_part(page, server_url):  # type: ignore[no-untyped-def]
     # step 20 used to scroll the capacity plot to the top: its heading and the Run button
     # above it were off-screen, above an empty band over the card

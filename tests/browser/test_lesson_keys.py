@@ -1,7 +1,8 @@
 """The lesson's keys work wherever the focus is: a slider or a menu with
 the focus does not swallow ←/→, PageUp/PageDown (a clicker), f or Esc, and a step change
 releases the focus; without the lesson the sliders keep their arrow keys. Larger text keeps
-the highlighted view in view above the lesson card."""
+the highlighted view in view above the lesson card. Esc pressed while a step's answer is
+still being drawn gives the page back with its own settings on the controls."""
 
 from __future__ import annotations
 
@@ -81,3 +82,47 @@ def test_larger_text_keeps_the_highlighted_view_above_the_card(page, server_url,
     page.locator("body[data-lesson-big='false']").wait_for(state="attached", timeout=TIMEOUT)
     box = page.locator(first).bounding_box()
     assert box and 0 <= box["y"] < card["y"]
+
+
+def _asks_d_model(request, d_model: int) -> bool:  # type: ignore[no-untyped-def]
+    return bool((request.post_data_json or {}).get("d_model") == d_model)
+
+
+def test_leaving_while_the_first_step_is_drawn_shows_the_page_settings(page, server_url):  # type: ignore[no-untyped-def]
+    # Escape pressed while the first step's answer (d_model 8) is being drawn, the page's own
+    # answer (d_model 32) held back: the older answer must not put its shape on the controls.
+    page.goto(f"{server_url}/?d_model=32&d_ff=128")
+    wait_answers(page)
+    held = []
+
+    def hold_page_answer(route):  # type: ignore[no-untyped-def]
+        if _asks_d_model(route.request, 32):
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/api/forward", hold_page_answer)
+    page.evaluate(
+        """() => {
+          const gd = document.getElementById("plot-input");
+          const leave = () => {
+            if (gd.data?.[0]?.z?.[0]?.length !== 8) return;
+            gd.removeListener("plotly_afterplot", leave);
+            document.dispatchEvent(new KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+          };
+          gd.on("plotly_afterplot", leave);
+        }"""
+    )
+    drawn = page.evaluate("() => document.body.dataset.forwardSeq")
+    with page.expect_request(lambda r: "/api/forward" in r.url and _asks_d_model(r, 32)):
+        page.locator("#lesson-start").click()
+    page.locator("#lesson").wait_for(state="hidden")
+    page.wait_for_function("(seq) => document.body.dataset.forwardSeq !== seq", arg=drawn)
+    assert page.locator("#d_model-value").inner_text() == "32"
+    assert len(held) == 1
+    held[0].continue_()
+    page.wait_for_url(lambda url: "d_model=32" in url and "lesson" not in url, timeout=15_000)
+    wait_answers(page)
+    assert page.locator("#d_model-value").inner_text() == "32"
+    assert page.evaluate("() => document.getElementById('plot-input').data[0].z[0].length") == 32
+    assert page.recorder.errors == []
