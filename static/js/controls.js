@@ -3,6 +3,7 @@
 import { t } from "./i18n.js";
 import { D_FF_STEPS, D_MODEL_STEPS, ffnParams, fitLadder } from "./ladders.js";
 import { typedWhole } from "./typed.js";
+import { setAttr, setDisabled, setHidden, setText } from "./dom.js";
 
 /** @param {string} id */
 const $ = (id) => /** @type {Control} */ (document.getElementById(id));
@@ -62,11 +63,11 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
   // announces) the width itself.
   function syncLadder(id, ladder, value) {
     const slider = $(id);
-    slider.max = String(ladder.length - 1);
+    setAttr(slider, "max", String(ladder.length - 1));
     slider.value = String(ladder.indexOf(value));
-    slider.dataset.values = JSON.stringify(ladder);
-    slider.setAttribute("aria-valuetext", String(value));
-    $(`${id}-value`).textContent = String(value);
+    setAttr(slider, "data-values", JSON.stringify(ladder));
+    setAttr(slider, "aria-valuetext", String(value));
+    setText($(`${id}-value`), String(value));
   }
 
   function syncControls() {
@@ -79,18 +80,18 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
       (dff) => ffnParams(state.d_model, dff, gated, state.bias) <= maxParams);
     syncLadder("d_model", dModels, state.d_model);
     syncLadder("d_ff", dFfs, state.d_ff);
-    $("ratio").textContent = t("controls.ratio", { ratio: (state.d_ff / state.d_model).toFixed(2).replace(/\.?0+$/, "") });
+    setText($("ratio"), t("controls.ratio", { ratio: (state.d_ff / state.d_model).toFixed(2).replace(/\.?0+$/, "") }));
     const tokens = $("tokens");
-    tokens.max = String(boot.limits.max_tokens);
+    setAttr(tokens, "max", String(boot.limits.max_tokens));
     tokens.value = String(tokenCount());
     // a preset with its own tokens (the tiny one) fixes T: say so beside the greyed slider
     const fixedT = Boolean(fixedInputs());
-    tokens.disabled = fixedT;
-    $("tokens-note").hidden = !fixedT;
-    tokens.parentElement.title = fixedT ? t("controls.tokens_fixed") : "";
+    setDisabled(tokens, fixedT);
+    setHidden($("tokens-note"), !fixedT);
+    setAttr(tokens.parentElement, "title", fixedT ? t("controls.tokens_fixed") : "");
     if (fixedT) tokens.setAttribute("aria-describedby", "tokens-note");
     else tokens.removeAttribute("aria-describedby");
-    $("tokens-value").textContent = String(tokenCount());
+    setText($("tokens-value"), String(tokenCount()));
     $("activation").value = state.activation;
     $("bias").checked = state.bias;
     showFormula(gated, state.bias);
@@ -105,16 +106,16 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
     $("input_seed").value = String(state.input_seed);
     $("preset").value = state.preset;
     const position = $("position");
-    position.max = String(tokenCount() - 1);
+    setAttr(position, "max", String(tokenCount() - 1));
     state.position = Math.min(state.position, tokenCount() - 1);
     position.value = String(state.position);
-    $("position-value").textContent = String(state.position);
+    setText($("position-value"), String(state.position));
     $("scale").value = String(state.scale);
-    $("scale-value").textContent = String(state.scale);
+    setText($("scale-value"), String(state.scale));
     $("mode").value = state.mode;
     $("control-dropout").value = String(state.dropout);
-    $("control-dropout").disabled = state.mode !== "train";
-    $("control-dropout-value").textContent = String(state.dropout);
+    setDisabled($("control-dropout"), state.mode !== "train");
+    setText($("control-dropout-value"), String(state.dropout));
     $("panel").value = state.panel;
     $("lang").value = state.lang || document.documentElement.lang;
     // Typed text: the (locked) controls show the pretrained layer that ran, whatever re-synced them.
@@ -151,7 +152,7 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
     const nobias = bias ? "" : "_nobias";
     setKey($("formula"), `app.formula${gated ? "_gated" : ""}${nobias}`);
     const note = $("gated-note");
-    note.hidden = !gated;
+    setHidden(note, !gated);
     setKey(note, `controls.gated_note${nobias}`);
   }
 
@@ -160,12 +161,12 @@ export function makeControls({ boot, schema, state, tokenCount, fixedInputs, cha
     $("activation").value = config.activation;
     $("bias").checked = config.bias;
     showFormula(config.gated, config.bias);
-    $("d_model-value").textContent = String(config.d_model);
-    $("d_ff-value").textContent = String(config.d_ff);
-    $("tokens-value").textContent = String(config.num_tokens);
-    $("ratio").textContent = t("controls.ratio", {
+    setText($("d_model-value"), String(config.d_model));
+    setText($("d_ff-value"), String(config.d_ff));
+    setText($("tokens-value"), String(config.num_tokens));
+    setText($("ratio"), t("controls.ratio", {
       ratio: (config.d_ff / config.d_model).toFixed(2).replace(/\.?0+$/, ""),
-    });
+    }));
   }
 
   /**

@@ -4,6 +4,7 @@
 // dimmed under a busy overlay; a refused request says so at the view itself.
 import { rootScale } from "./charts/common.js";
 import { t } from "./i18n.js";
+import { setAttr } from "./dom.js";
 
 /** How far outside the viewport a view still counts as seen (pixels, above and below). */
 export const NEAR_PX = 200;
@@ -136,8 +137,8 @@ export function setBusy(section, busy, { now = false } = {}) {
 /** Mark `section` stale: it shows an older configuration and will be fetched when seen. */
 export function setStale(section, stale) {
   if (!section) return;
-  if (stale) section.dataset.stale = "1";
-  else delete section.dataset.stale;
+  if (stale) setAttr(section, "data-stale", "1");
+  else if ("stale" in section.dataset) delete section.dataset.stale;
 }
 
 /**

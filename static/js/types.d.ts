@@ -8,11 +8,14 @@ interface PlotlyElement {
   data?: any[];
   layout?: any;
   _fullLayout?: any;
+  _context?: any;
   on?(event: string, handler: (event: any) => void): void;
   emit?(event: string, data?: any): void;
   removeAllListeners?(event?: string): void;
   /** the last values drawn (static/js/charts/redraw.js) */
   ffnLast?: any;
+  /** what an element built from the answer shows now: rebuilt only when it changes (views.js) */
+  ffnShown?: string;
 }
 
 interface HTMLElement extends PlotlyElement {}

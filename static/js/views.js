@@ -1,9 +1,10 @@
 // Rendering of API answers into the page: chart calls plus text readouts.
-import { bars, binnedHistogram, forgetSizes, heatmap, histogram, maxAbs, robustRange, sizeOf } from "./charts.js";
+import { bars, binnedHistogram, forgetSizes, heatmap, histogram, inSight, maxAbs, robustRange, sizeOf } from "./charts.js";
 import { CELL_NUMBERS } from "./charts/common.js";
 import { count, magnitude, percent, signed, signedDigits } from "./format.js";
 import { sentences, t } from "./i18n.js";
 import { columnsFor } from "./windows.js";
+import { setAttr, setHidden, setText } from "./dom.js";
 
 /** @param {string} id */
 const $ = (id) => /** @type {Control} */ (document.getElementById(id));
@@ -77,9 +78,14 @@ function caption(el, key, data, columns, clip) {
     span.classList.add("caption-symbolic"); // a small embed shows the numbers only
     return span;
   };
-  el.replaceChildren(...(cut < 0 ? unbroken(text) : [symbolic(), " ", nobr(text.slice(cut + 1))]),
-    ...(parts.length > 1 ? [more] : []));
-  el.title = details.join("\n");
+  // the same caption as drawn (a value step): left as it is, not laid out again
+  const shown = JSON.stringify([text, cut, parts]);
+  if (el.ffnShown !== shown) {
+    el.ffnShown = shown;
+    el.replaceChildren(...(cut < 0 ? unbroken(text) : [symbolic(), " ", nobr(text.slice(cut + 1))]),
+      ...(parts.length > 1 ? [more] : []));
+  }
+  setAttr(el, "title", details.join("\n"));
 }
 
 /** `text` in a span that never wraps (app.css .nobr). */
@@ -107,7 +113,7 @@ const KIND = { input: "features", output: "features", pre_activation: "units", u
 function droppedNote(data) {
   const el = $("flow-dropped");
   if (!el) return;
-  el.hidden = !data.dropped;
+  setHidden(el, !data.dropped);
   if (!data.dropped) return;
   const n = data.dropped.reduce((s, row) => s + row.filter(Boolean).length, 0);
   el.textContent = t("flow.dropped_note", { n, p: data.config.dropout });
@@ -149,15 +155,15 @@ export function renderFlow(data, { yLabels } = /** @type {{ yLabels?: string[] }
     ["output", t("flow.output"), t("axis.feature")],
   ];
   if (gated) stages.splice(2, 0, ["up", t(keys.up), t("axis.unit")]);
-  $("stage-up").hidden = !gated;
-  $("flow-times").hidden = !gated;
+  setHidden($("stage-up"), !gated);
+  setHidden($("flow-times"), !gated);
   // The arrows and the heading say what is computed (gated: gate, up, act(gate) ⊙ up, down);
   // data-i18n keeps them in the language the page switches to.
   for (const [id, key] of [["flow-heading", keys.heading], ["arrow-up", keys.stepUp],
     ["arrow-act", keys.stepAct], ["arrow-down", keys.stepDown]]) {
     const el = $(id);
-    el.dataset.i18n = key;
-    el.textContent = t(key);
+    setAttr(el, "data-i18n", key);
+    setText(el, t(key));
   }
   // Two rows when one would squeeze the plots: gated (five plots), token labels, larger text.
   const labelled = Boolean(yLabels);
@@ -207,7 +213,7 @@ export function renderWeights(data) {
   const w = data.weights;
   const c = data.config;
   const show = Boolean(w && w.w1 && w.w2 && c.d_model <= HAND_SIZE && c.d_ff <= HAND_SIZE);
-  box.hidden = !show;
+  setHidden(box, !show);
   // the flow's section knows it holds a second row of plots (a small embed shares its frame)
   box.closest("section").classList.toggle("has-weights", show);
   forgetSizes();
@@ -227,7 +233,7 @@ export function renderWeights(data) {
   // +1 must be the same red in W1, b1, W2 and b2.
   const zmax = Math.max(...matrices.filter(([, , z]) => z).map(([, , z]) => maxAbs(z)));
   return Promise.all(matrices.map(([name, label, z, yTitle, xTitle]) => {
-    $(`stage-${name}`).hidden = !z;
+    setHidden($(`stage-${name}`), !z);
     if (!z) return null;
     const el = $(`plot-${name}`);
     el.dataset.matrix = name;
@@ -242,18 +248,19 @@ export function renderWeights(data) {
 /** Sparsity per token (bars), the pre-activation histogram, and the rule that was used. */
 export function renderSparsity(data, { yLabels } = /** @type {{ yLabels?: string[] }} */ ({})) {
   const s = data.sparsity;
-  $("sparsity-rule").textContent =
-    s.rule === "exact_zero" ? t("sparsity.rule_exact") : t("sparsity.rule_threshold", { threshold: s.threshold });
-  $("sparsity-summary").textContent = t("sparsity.summary", {
+  setText($("sparsity-rule"),
+    s.rule === "exact_zero" ? t("sparsity.rule_exact") : t("sparsity.rule_threshold", { threshold: s.threshold }));
+  setText($("sparsity-summary"), t("sparsity.summary", {
     overall: percent(s.overall),
     dead: count(s.dead_neurons.length),
     d_ff: count(data.config.d_ff),
     tokens: count(data.config.num_tokens),
-  });
+  }));
   const positions = yLabels ?? s.per_token.map((_, i) => String(i));
-  // both plots' sizes in one layout, after the texts above changed the page
-  sizeOf($("plot-sparsity"));
-  sizeOf($("plot-histogram"));
+  // both plots' sizes in one layout, after the texts above changed the page (a plot out of
+  // sight is sized when it scrolls into view: read now, the flow just drawn would be laid
+  // out again for nothing)
+  for (const id of ["plot-sparsity", "plot-histogram"]) if (inSight($(id))) sizeOf($(id));
   return Promise.all([
     bars($("plot-sparsity"), positions, s.per_token, {
       title: t("sparsity.per_token"),
@@ -362,15 +369,15 @@ function beyond(matrix, zmax) {
 export function renderReadout(data) {
   const c = data.config;
   const shapes = c.gated ? "readout.shapes_gated" : "readout.shapes";
-  $("readout-shapes").textContent = t(shapes, { t: c.num_tokens, d_model: c.d_model, d_ff: c.d_ff });
+  setText($("readout-shapes"), t(shapes, { t: c.num_tokens, d_model: c.d_model, d_ff: c.d_ff }));
   renderMatrices(data);
-  $("readout-params").textContent = count(data.params.total);
-  $("readout-params").dataset.value = String(data.params.total);
-  $("readout-flops").textContent = count(data.flops.total);
-  $("readout-flops-note").textContent = t("readout.flops_note", {
+  setText($("readout-params"), count(data.params.total));
+  setAttr($("readout-params"), "data-value", String(data.params.total));
+  setText($("readout-flops"), count(data.flops.total));
+  setText($("readout-flops-note"), t("readout.flops_note", {
     per_token: count(data.flops.per_token),
     tokens: count(c.num_tokens),
-  });
+  }));
 }
 
 /** Order of the parameter tensors in the readout (the API's names; gated: gate, up, down). */
@@ -383,13 +390,22 @@ function renderMatrices(data) {
   const kind = c.gated ? "gated" : "plain";
   const shape = { w_gate: [c.d_model, c.d_ff], w1: [c.d_model, c.d_ff], w2: [c.d_ff, c.d_model],
     b_gate: [c.d_ff], b1: [c.d_ff], b2: [c.d_model] };
-  list.replaceChildren(...MATRICES[kind].filter((name) => name in data.params).map((name) => {
-    const li = document.createElement("li");
-    li.dataset.matrix = name;
-    li.dataset.value = String(data.params[name]);
+  const lines = MATRICES[kind].filter((name) => name in data.params).map((name) => {
     const params = { shape: shape[name].join(" × "), n: count(data.params[name]) };
-    li.textContent = c.gated ? t(`readout.matrix_gated.${name}`, params) : t(`readout.matrix.${name}`, params);
-    return li;
-  }));
-  $("readout-names").hidden = !c.gated;
+    const text = c.gated ? t(`readout.matrix_gated.${name}`, params) : t(`readout.matrix.${name}`, params);
+    return { name, value: String(data.params[name]), text };
+  });
+  // the same lines (a value step, a drag over T): the list stays as it is
+  const shown = JSON.stringify(lines);
+  if (list.ffnShown !== shown) {
+    list.ffnShown = shown;
+    list.replaceChildren(...lines.map(({ name, value, text }) => {
+      const li = document.createElement("li");
+      li.dataset.matrix = name;
+      li.dataset.value = value;
+      li.textContent = text;
+      return li;
+    }));
+  }
+  setHidden($("readout-names"), !c.gated);
 }

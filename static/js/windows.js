@@ -8,6 +8,7 @@
 import { emit, on } from "./bus.js";
 import { WINDOW_WIDTH } from "./charts/common.js";
 import { t } from "./i18n.js";
+import { setAttr, setHidden, setText } from "./dom.js";
 
 /** Columns drawn at once: about what a plot of a few hundred px can show one by one
  * (static/js/charts/rules.json, shared with the Python figures). */
@@ -96,17 +97,17 @@ function syncControl(kind) {
   if (!box) return;
   const width = widthOf(kind);
   const total = totals[kind];
-  box.hidden = total <= width;
+  setHidden(box, total <= width);
   const slider = $(`window-${kind}`);
   const max = Math.max(0, total - width);
   starts[kind] = Math.min(starts[kind], max);
-  slider.max = String(max);
-  slider.step = String(Math.max(1, width / 4));
+  setAttr(slider, "max", String(max));
+  setAttr(slider, "step", String(Math.max(1, width / 4)));
   slider.value = String(starts[kind]);
   const last = Math.min(total, starts[kind] + width) - 1;
   const text = t(LABELS[kind], { first: starts[kind], last, total });
-  $(`window-${kind}-value`).textContent = text;
-  slider.setAttribute("aria-valuetext", text);
+  setText($(`window-${kind}-value`), text);
+  setAttr(slider, "aria-valuetext", text);
 }
 
 /** Move window `kind` to `start`: redraw, or ask the server when it sent another window. */

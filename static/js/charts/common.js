@@ -191,7 +191,9 @@ export function logTicks(type, values) {
  * Plotly really laid out. At most one more Plotly call, and only for such a title.
  */
 export async function react(el, traces, layout) {
-  await Plotly.react(el, traces, layout, CONFIG);
+  // The config once, with the first picture: given again, Plotly.react rebuilds the plot's
+  // whole context and compares it with the old one on every redraw.
+  await Plotly.react(el, traces, layout, el._fullLayout && el._context ? undefined : CONFIG);
   // the export buttons show once there is a picture (app.css .plot-wrap[data-drawn])
   const wrap = el.parentElement;
   if (wrap?.classList.contains("plot-wrap") && !wrap.hasAttribute("data-drawn")) wrap.setAttribute("data-drawn", "");

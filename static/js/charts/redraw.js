@@ -58,6 +58,14 @@ export function clearChart(el) {
   el.parentElement?.removeAttribute("data-drawn"); // no export of nothing (app.css)
 }
 
+/**
+ * False when `el` is known to be out of sight (its next picture waits until it scrolls into
+ * view): reading its size now would only make the browser lay the page out for nothing.
+ */
+export function inSight(el) {
+  return !observer || visible.get(el) !== false;
+}
+
 /** Draw every deferred chart now (before printing or exporting the whole page). */
 export function drawDeferred() {
   const draws = [...waiting.values()];
@@ -154,7 +162,10 @@ export function whenVisible(el, drawNow) {
  * changed). `data` is compared by identity, `opts` by value (functions ignored).
  */
 export function unchanged(el, data, opts) {
-  const { w, h } = sizeOf(el);
+  // A chart out of sight is compared at the size it was last drawn at: reading its size now
+  // would lay the page out again after the charts just drawn, for nothing. Its next draw
+  // reads the new size, and a resize meanwhile queues a redraw of its own (resizer above).
+  const { w, h } = !inSight(el) && el.ffnLast ? el.ffnLast : sizeOf(el);
   const key = JSON.stringify([opts, currentFontScale(), rootScale(), w, h]); // a new size or font redraws
   if (el.ffnDrawn && el.ffnDrawn.data === data && el.ffnDrawn.key === key) return true;
   el.ffnDrawn = { data, key };

@@ -4,6 +4,7 @@
 import { emit, on } from "../bus.js";
 import { setFontScale } from "../charts.js";
 import { sentences, t } from "../i18n.js";
+import { setHidden } from "../dom.js";
 
 /** @param {string} id */
 const $ = (id) => /** @type {Control} */ (document.getElementById(id));
@@ -62,7 +63,7 @@ export function initLayout(app, invalid, conflicts = null) {
     document.documentElement.classList.toggle("big", state.big);
     document.documentElement.classList.toggle("embed", state.embed);
     for (const el of document.querySelectorAll("[data-control]")) {
-      el.hidden = state.hide.includes(el.dataset.control);
+      setHidden(el, state.hide.includes(el.dataset.control));
     }
     const all = sections();
     // Embedded without a panel: the flow (the source panel holds no plot).
@@ -71,7 +72,7 @@ export function initLayout(app, invalid, conflicts = null) {
     for (const section of all) {
       // data-absent: a panel that has nothing to show for this input (e.g. the word swap
       // without typed text); it stays hidden whatever the view, without a flicker
-      section.hidden = (state.embed && section.id !== active) || section.hasAttribute("data-absent");
+      setHidden(section, (state.embed && section.id !== active) || section.hasAttribute("data-absent"));
       section.classList.toggle("open", section.id === state.panel);
     }
     const signature = JSON.stringify([state.embed, state.lesson, state.big, state.hide, active]);

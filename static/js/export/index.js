@@ -121,19 +121,27 @@ function addPlotTools(app) {
     if (el.layout) wrap.setAttribute("data-drawn", ""); // drawn before its toolbar came
     tools.push({ el, bar, buttons });
   }
+  // Written only where the words changed: rewriting ~120 buttons' unchanged text on every
+  // answer made the browser lay all of them out again (~450 boxes) in each step's frame.
   const label = () => {
     for (const { el, bar, buttons } of tools) {
       const plot = plotTitle(el);
-      bar.setAttribute("aria-label", t("export.plot_tools", { plot }));
+      setLabel(bar, t("export.plot_tools", { plot }));
       for (const b of buttons) {
-        b.textContent = t(`export.${b.dataset.format}`);
-        b.setAttribute("aria-label", t(`export.${b.dataset.format}_of`, { plot }));
+        const text = t(`export.${b.dataset.format}`);
+        if (b.textContent !== text) b.textContent = text;
+        setLabel(b, t(`export.${b.dataset.format}_of`, { plot }));
       }
     }
   };
   on("forward", label);
   on("perturb", label);
   on("language", label);
+}
+
+/** Set `el`'s aria-label when it differs (an unchanged write still dirties the element). */
+function setLabel(el, text) {
+  if (el.getAttribute("aria-label") !== text) el.setAttribute("aria-label", text);
 }
 
 async function snapshot(app) {

@@ -7,6 +7,7 @@
 import { emit, on } from "../bus.js";
 import { t } from "../i18n.js";
 import { LESSON_BASE } from "./steps.js";
+import { setAttr, setHidden } from "../dom.js";
 
 /** @param {string} id */
 const $ = (id) => /** @type {Control} */ (document.getElementById(id));
@@ -70,9 +71,9 @@ export function initLesson(app) {
 
   function render() {
     const state = app.state;
-    document.body.dataset.lessonStep = state.lesson ? String(state.step) : "";
+    setAttr(document.body, "data-lesson-step", state.lesson ? String(state.step) : "");
     if (!state.lesson) {
-      card.hidden = true;
+      setHidden(card, true);
       for (const el of shownTargets) unfit(panelOf(el));
       shownTargets = [];
       clearHighlights();

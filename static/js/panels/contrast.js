@@ -7,6 +7,7 @@ import { bars } from "../charts.js";
 import { magnitude } from "../format.js";
 import { t } from "../i18n.js";
 import { tokenLabels } from "../inputs.js";
+import { setHidden } from "../dom.js";
 
 /** @param {string} id */
 const $ = (id) => /** @type {Control} */ (document.getElementById(id));
@@ -73,7 +74,7 @@ on("forward", ({ data, state: st }) => {
   const absent = st.source !== "text" || !data.tokens;
   section.toggleAttribute("data-absent", absent);
   // shown unless absent, or an embed of another panel (static/js/classroom/layout.js)
-  section.hidden = absent || (document.body.classList.contains("embed") && !section.classList.contains("open"));
+  setHidden(section, absent || (document.body.classList.contains("embed") && !section.classList.contains("open")));
   if (!data.tokens) return undefined;
   const changed = JSON.stringify(data.tokens) !== JSON.stringify(tokens) || st.layer !== last?.config.layer;
   tokens = data.tokens;

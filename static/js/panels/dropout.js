@@ -6,6 +6,7 @@ import { t } from "../i18n.js";
 import { typedWhole } from "../typed.js";
 import { columnsFor } from "../windows.js";
 import { panel, positions, readout } from "./teaching-common.js";
+import { setDisabled, setText } from "../dom.js";
 
 /** @param {string} id */
 const $ = (id) => /** @type {Control} */ (document.getElementById(id));
@@ -64,8 +65,8 @@ panel({
   sync(state) {
     document.querySelector(`input[name="dropout-mode"][value="${state.mode}"]`).checked = true;
     $("dropout-p").value = String(state.dropout);
-    $("dropout-p-value").textContent = String(state.dropout);
-    $("dropout-p").disabled = state.mode !== "train";
+    setText($("dropout-p-value"), String(state.dropout));
+    setDisabled($("dropout-p"), state.mode !== "train");
     keptSeed = state.dropout_seed;
     if (document.activeElement !== $("dropout-seed")) $("dropout-seed").value = String(state.dropout_seed);
   },

@@ -5,6 +5,7 @@
 import { getJson } from "../api.js";
 import { on } from "../bus.js";
 import { t } from "../i18n.js";
+import { setAttr } from "../dom.js";
 
 const $ = (id) => document.getElementById(id);
 const ORDER = ["input", "pre_activation", "up", "hidden", "output"];
@@ -105,7 +106,7 @@ async function render() {
   });
   $("names-rows").replaceChildren(...rows);
   for (const tab of section.querySelectorAll("[data-library]")) {
-    tab.setAttribute("aria-selected", String(tab.dataset.library === library));
+    setAttr(tab, "aria-selected", String(tab.dataset.library === library));
   }
   $("names-snippet").textContent = info.code[library];
   $("names-snippet").dataset.family = chosen;

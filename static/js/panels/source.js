@@ -7,6 +7,7 @@ import { t } from "../i18n.js";
 import { registerSource } from "../inputs.js";
 import { ParseError, parseNpy, parseText } from "../parse.js";
 import { bindGrid, gridWeights, resetGrid } from "./weightgrid.js";
+import { setAttr, setHidden } from "../dom.js";
 
 /** @param {string} id */
 const $ = (id) => /** @type {Control} */ (document.getElementById(id));
@@ -43,9 +44,9 @@ registerSource("text", (body, st) => ({ model: "minilm-l6", layer: st.layer, tex
 
 function showSource(st) {
   for (const radio of document.querySelectorAll('input[name="source"]')) radio.checked = radio.value === st.source;
-  $("source-own").hidden = st.source !== "own";
-  $("source-text").hidden = st.source !== "text";
-  document.body.dataset.source = st.source;
+  setHidden($("source-own"), st.source !== "own");
+  setHidden($("source-text"), st.source !== "text");
+  setAttr(document.body, "data-source", st.source);
   const locked = [...(st.source === "own" && !own ? [] : LOCKED[st.source] || []),
     ...(st.source === "own" && layer ? ["d_model", "d_ff", "bias"] : [])];
   for (const id of LOCKED.text) {

@@ -11,6 +11,7 @@ import { describeError } from "../errors.js";
 import { liveView, showRefused } from "../live.js";
 import { showOver, stackNotice, stackNoticeFrom, stackParams } from "../overlimit.js";
 import { positions, readout } from "./teaching-common.js";
+import { setAttr, setText } from "../dom.js";
 
 /** @param {string} id */
 const $ = (id) => /** @type {Control} */ (document.getElementById(id));
@@ -50,9 +51,9 @@ function syncControls() {
   const s = settings();
   const model = Boolean(base?.model);
   const slider = $("stack-layers");
-  slider.max = String(model ? MODEL_LAYERS : 12);
+  setAttr(slider, "max", String(model ? MODEL_LAYERS : 12));
   slider.value = String(model ? Math.min(s.n_layers, MODEL_LAYERS) : s.n_layers);
-  $("stack-layers-value").textContent = slider.value;
+  setText($("stack-layers-value"), slider.value);
   $("stack-attention").checked = s.attention;
   const fixed = Boolean(base?.weights);
   $("stack-share").checked = (s.share_weights && !model) || fixed;

@@ -9,6 +9,7 @@ import { bars, lines, SERIES } from "../charts.js";
 import { count, magnitude, percent } from "../format.js";
 import { t } from "../i18n.js";
 import { postNdjson } from "../stream.js";
+import { setText } from "../dom.js";
 
 const NEUTRAL = "#9a9a9a"; // the value bars of the classes a unit does not write most
 
@@ -73,9 +74,9 @@ function syncControls() {
   $("train-lr").value = String(s.lr);
   $("train-steps").value = String(s.steps);
   $("train-compare").checked = s.compare;
-  $("train-task").textContent = t("train.task", {
+  setText($("train-task"), t("train.task", {
     pairs: TASK.num_pairs, d_model: TASK.d_model, classes: TASK.num_classes, d_ff: s.d_ff,
-  });
+  }));
 }
 
 function runName(run) {
