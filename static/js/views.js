@@ -85,7 +85,10 @@ function caption(el, key, data, columns, clip) {
     el.replaceChildren(...(cut < 0 ? unbroken(text) : [symbolic(), " ", nobr(text.slice(cut + 1))]),
       ...(parts.length > 1 ? [more] : []));
   }
-  setAttr(el, "title", details.join("\n"));
+  // the tensor's names that the names panel adds to the tooltip stay (it writes them again
+  // for every answer, only when they changed)
+  const names = el.title.split("\n\n").slice(1);
+  setAttr(el, "title", [details.join("\n"), ...names].join("\n\n"));
 }
 
 /** `text` in a span that never wraps (app.css .nobr). */

@@ -85,3 +85,43 @@ def test_gated_stage_appears_and_is_drawn(page, server_url):  # type: ignore[no-
     page.locator("#plot-up .hm, #plot-up image").first.wait_for(timeout=10_000)
     assert page.locator("#stage-up").is_visible()
     assert page.recorder.errors == []
+
+
+WATCH_WRITES = """() => {
+  window.ffnWrites = [];
+  const inPlot = (n) => (n.nodeType === 1 ? n : n.parentElement)?.closest('.js-plotly-plot');
+  new MutationObserver((list) => {
+    for (const m of list) {
+      if (inPlot(m.target)) continue;
+      const el = m.target.nodeType === 1 ? m.target : m.target.parentElement;
+      const name = el.id || el.getAttribute('class') || el.tagName;
+      window.ffnWrites.push([m.type, m.attributeName || '', name]);
+    }
+  }).observe(document.body,
+    { subtree: true, childList: true, attributes: true, characterData: true });
+}"""
+
+
+def test_a_value_step_rewrites_no_words_that_stay_the_same(page, server_url):  # type: ignore[no-untyped-def]
+    """A new input seed changes the numbers, not the words: the sliders' values, the ratio,
+    the captions, the readout and the export buttons keep their text nodes and attributes
+    (each rewrite made the browser lay them out again in a drag's every frame)."""
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
+    wait_rendered(page)
+    settled(page)
+    page.evaluate(WATCH_WRITES)
+    forward_seq, _ = seqs(page)
+    page.evaluate(
+        """() => { const s = document.getElementById('input_seed'); s.value = '7';
+          s.dispatchEvent(new Event('change', { bubbles: true })); }"""
+    )
+    page.locator(f'body:not([data-forward-seq="{forward_seq}"])').wait_for(state="attached")
+    settled(page)
+    writes = page.evaluate("() => window.ffnWrites")
+    same = {"d_model", "d_ff", "tokens", "d_model-value", "d_ff-value", "tokens-value", "ratio"}
+    same |= {"readout-shapes", "readout-params", "readout-matrices", "position"}
+    same |= {f"shape-{key}" for key in ("input", "pre_activation", "hidden", "output")}
+    rewritten = [w for w in writes if w[2] in same or w[2] == "small"]
+    assert rewritten == [], rewritten
+    # the numbers did change: the new answer was drawn
+    assert page.locator("#plot-hidden").evaluate("el => el.data[0].z.length") == 6

@@ -117,8 +117,8 @@ async function render() {
     const entry = data.tensor_names[key];
     if (!caption || !entry) continue;
     const own = (caption.title || "").split("\n\n")[0];
-    caption.title = [own, namesTooltip(entry, all[answerFamily].label)].join("\n\n");
-    caption.dataset.hook = entry.transformer_lens;
+    setAttr(caption, "title", [own, namesTooltip(entry, all[answerFamily].label)].join("\n\n"));
+    setAttr(caption, "data-hook", entry.transformer_lens);
   }
   section.dataset.rendered = String(Number(section.dataset.rendered || 0) + 1);
 }
