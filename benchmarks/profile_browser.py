@@ -9,9 +9,9 @@ the tokens slider (the same step as benchmarks.browser measures).
 
 `--drag`: a Chrome trace of one drag of the Tokens slider (`benchmarks.drag`, the page as it
 opens at 1280x720) and, per value drawn, the renderer's main-thread time by trace event
-(self time: scripts, style, layout, paint), the layouts by what forced them (the top of
-the script stack, or "(frame)" for the frame's own) and the boxes the frame's layouts found
-dirty.
+(self time: style, layout, paint; a task's own time, RunTask, is mostly its scripts), the
+layouts by what forced them (the top of the script stack, or "(frame)" for the frame's
+own) and the boxes the frame's layouts found dirty.
 """
 
 from __future__ import annotations
@@ -105,7 +105,11 @@ def drag_trace(top: int) -> None:
         browser = page.context.browser
         if browser is None:
             raise RuntimeError("no browser to trace")
-        categories = ["devtools.timeline", "disabled-by-default-devtools.timeline.stack"]
+        categories = [
+            "devtools.timeline",
+            "disabled-by-default-devtools.timeline",
+            "disabled-by-default-devtools.timeline.stack",
+        ]
         browser.start_tracing(page=page, categories=categories)
         got = page.evaluate(_DRAG_JS, 120)
         trace = json.loads(browser.stop_tracing())
