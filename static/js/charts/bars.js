@@ -189,7 +189,9 @@ function drawLines(el, series, opts) {
     legend: below
       // at the container's foot: Plotly reserves its height, the x axis's labels above it
       ? { orientation: "h", x: 0, xanchor: "left", y: 0, yanchor: "bottom", yref: "container", font: { size: px(11) } }
-      : { orientation: "v", x: 1.02, xanchor: "left", y: 1, yanchor: "top", font: { size: px(11) } },
+      // beside: a letter's width clear of the plot, so that a line ending at the plot's
+      // top-right corner does not run on into the first entry's sample line
+      : { orientation: "v", x: 1 + size / plotW, xanchor: "left", y: 1, yanchor: "top", font: { size: px(11) } },
     // a lone named line keeps its legend too (Plotly hides it): "ReLU, lr 1" must be said
     showlegend: series.some((s) => s.name),
   });
