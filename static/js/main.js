@@ -18,7 +18,8 @@ import { initLesson } from "./lesson/engine.js";
 import { STEPS } from "./lesson/steps.js";
 import { HIDEABLE, makeSchema, parseState, writeState } from "./state.js";
 import { makeRefusals } from "./refusals.js";
-import { renderFlow, renderPerturb, renderReadout, renderSparsity } from "./views.js";
+import { renderReadout } from "./readout.js";
+import { renderFlow, renderPerturb, renderSparsity } from "./views.js";
 
 const boot = JSON.parse(document.getElementById("boot").textContent);
 const schema = makeSchema(boot, { steps: STEPS.length });
