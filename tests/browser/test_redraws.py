@@ -25,6 +25,15 @@ def seqs(page) -> tuple[str, str]:  # type: ignore[no-untyped-def]
     ) or ""
 
 
+def answer_after(page, script: str) -> None:  # type: ignore[no-untyped-def]
+    """Run `script` (a control changed by script), then wait until its forward answer is
+    drawn and the page is idle."""
+    forward_seq, _ = seqs(page)
+    page.evaluate(script)
+    page.locator(f'body:not([data-forward-seq="{forward_seq}"])').wait_for(state="attached")
+    settled(page)
+
+
 def test_unchanged_and_offscreen_charts_are_not_redrawn(page, server_url):  # type: ignore[no-untyped-def]
     page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
     wait_rendered(page)
@@ -34,14 +43,12 @@ def test_unchanged_and_offscreen_charts_are_not_redrawn(page, server_url):  # ty
 
     # The strength slider changes only the perturbation, which is out of sight: nothing is
     # requested (the forward answer is the same) and the flow is not redrawn.
-    forward_seq, _ = seqs(page)
     # (set by script: a key press would scroll the page to the slider, below the fold)
-    page.evaluate(
+    answer_after(
+        page,
         """() => { const s = document.getElementById('scale'); s.stepUp();
-          s.dispatchEvent(new Event('input', { bubbles: true })); }"""
+          s.dispatchEvent(new Event('input', { bubbles: true })); }""",
     )
-    page.locator(f'body:not([data-forward-seq="{forward_seq}"])').wait_for(state="attached")
-    settled(page)
     draws = page.evaluate("() => window.ffnDraws")
     assert draws.get("plot-hidden", 0) == 0
     assert draws.get("plot-input", 0) == 0
@@ -110,13 +117,11 @@ def test_a_value_step_rewrites_no_words_that_stay_the_same(page, server_url):  #
     wait_rendered(page)
     settled(page)
     page.evaluate(WATCH_WRITES)
-    forward_seq, _ = seqs(page)
-    page.evaluate(
+    answer_after(
+        page,
         """() => { const s = document.getElementById('input_seed'); s.value = '7';
-          s.dispatchEvent(new Event('change', { bubbles: true })); }"""
+          s.dispatchEvent(new Event('change', { bubbles: true })); }""",
     )
-    page.locator(f'body:not([data-forward-seq="{forward_seq}"])').wait_for(state="attached")
-    settled(page)
     writes = page.evaluate("() => window.ffnWrites")
     same = {"d_model", "d_ff", "tokens", "d_model-value", "d_ff-value", "tokens-value", "ratio"}
     same |= {"readout-shapes", "readout-params", "readout-matrices", "position"}
