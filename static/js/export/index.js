@@ -10,6 +10,7 @@ import { t } from "../i18n.js";
 import { stateUrl } from "../state.js";
 import { pytorchSnippet } from "./pytorch.js";
 import { runCsv, runJson } from "./tables.js";
+import { setAttr, setText } from "../dom.js";
 
 /** @param {string} id */
 const $ = (id) => /** @type {Control} */ (document.getElementById(id));
@@ -126,22 +127,16 @@ function addPlotTools(app) {
   const label = () => {
     for (const { el, bar, buttons } of tools) {
       const plot = plotTitle(el);
-      setLabel(bar, t("export.plot_tools", { plot }));
+      setAttr(bar, "aria-label", t("export.plot_tools", { plot }));
       for (const b of buttons) {
-        const text = t(`export.${b.dataset.format}`);
-        if (b.textContent !== text) b.textContent = text;
-        setLabel(b, t(`export.${b.dataset.format}_of`, { plot }));
+        setText(b, t(`export.${b.dataset.format}`));
+        setAttr(b, "aria-label", t(`export.${b.dataset.format}_of`, { plot }));
       }
     }
   };
   on("forward", label);
   on("perturb", label);
   on("language", label);
-}
-
-/** Set `el`'s aria-label when it differs (an unchanged write still dirties the element). */
-function setLabel(el, text) {
-  if (el.getAttribute("aria-label") !== text) el.setAttribute("aria-label", text);
 }
 
 async function snapshot(app) {
