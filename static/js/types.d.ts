@@ -9,6 +9,11 @@ interface PlotlyElement {
   layout?: any;
   _fullLayout?: any;
   _context?: any;
+  /** Plotly's full data and calculated data (the heatmap's values repainted: charts/heatmap.js) */
+  _fullData?: any[];
+  calcdata?: any[];
+  _hmpixcount?: number;
+  _hmlumcount?: number;
   on?(event: string, handler: (event: any) => void): void;
   emit?(event: string, data?: any): void;
   removeAllListeners?(event?: string): void;

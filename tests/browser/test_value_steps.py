@@ -1,5 +1,6 @@
 """A step that changes values but not shapes redraws the values only: no Plotly.react, no
-new layout; the drawn cells are the new answer's numbers, hover still reads them."""
+new layout; the drawn cells are the new answer's numbers, drawn as Plotly draws them from
+scratch, and hover still reads them."""
 
 from __future__ import annotations
 
@@ -34,21 +35,54 @@ def _step_seed(page, value: int) -> None:  # type: ignore[no-untyped-def]
     wait_rendered(page)
 
 
-def test_a_new_input_seed_restyles_values_and_keeps_the_axes(page, server_url):  # type: ignore[no-untyped-def]
+# Runs in the page: each flow heatmap drawn again from scratch by Plotly (newPlot of its
+# data and layout in a container of its size): its cells' picture and colour-bar labels.
+FRESH = """async () => {
+  const out = {};
+  const picture = (g) => {
+    const image = g.querySelector('.hm image');
+    return { cells: image.getAttribute('href') || image.getAttribute('xlink:href'),
+      box: ['x', 'y', 'width', 'height'].map((a) => image.getAttribute(a)),
+      bar: [...g.querySelectorAll('.colorbar text')].map((t) => t.textContent) };
+  };
+  for (const key of ['input', 'pre_activation', 'hidden', 'output']) {
+    const el = document.getElementById(`plot-${key}`);
+    const host = document.createElement('div');
+    host.style.cssText = 'position:absolute;left:0;top:0';
+    host.style.width = `${el.clientWidth}px`;
+    host.style.height = `${el.clientHeight}px`;
+    document.body.appendChild(host);
+    await Plotly.newPlot(host, JSON.parse(JSON.stringify(el.data)),
+      JSON.parse(JSON.stringify(el.layout)), { displayModeBar: false });
+    out[key] = { page: picture(el), fresh: picture(host) };
+    Plotly.purge(host);
+    host.remove();
+  }
+  return out;
+}"""
+
+
+def test_a_new_input_seed_repaints_values_and_keeps_the_axes(page, server_url):  # type: ignore[no-untyped-def]
     page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
     wait_rendered(page)
     before = page.evaluate("() => document.getElementById('plot-hidden').data[0].z")
     page.evaluate(SPY)
+    page.evaluate(
+        "() => { window.ffnBefore = ['input', 'pre_activation', 'hidden', 'output'].map("
+        "(k) => document.getElementById(`plot-${k}`).ffnRepaints ?? 0); }"
+    )
     with page.expect_response(lambda r: r.url.endswith("/api/forward")) as answer:
         _step_seed(page, 1)
     sent = answer.value.json()
     page.wait_for_function(
-        """(n) => ['input', 'pre_activation', 'hidden', 'output'].every(
-             (k) => window.ffnCalls.includes(`restyle:plot-${k}`))""",
-        arg=len(FLOW),
+        """() => ['input', 'pre_activation', 'hidden', 'output'].every((k, i) =>
+             (document.getElementById(`plot-${k}`).ffnRepaints ?? 0) > window.ffnBefore[i])"""
     )
+    # the values only: no react, no new plot, no relayout (a restyle of the colour bar's
+    # ticks only, when its range changed)
     calls = page.evaluate("() => window.ffnCalls")
     assert not [c for c in calls if not c.startswith("restyle:")], calls
+    pictures = page.evaluate(FRESH)
     for key in FLOW:
         drawn = page.evaluate(f"() => document.getElementById('plot-{key}').data[0].z")
         assert drawn == sent[key], key
@@ -57,6 +91,8 @@ def test_a_new_input_seed_restyles_values_and_keeps_the_axes(page, server_url): 
             f"() => document.querySelector('#plot-{key} .xaxislayer-above').ffnKept === true"
         )
         assert kept, key
+        # the cells and the colour bar are what Plotly draws from these values from scratch
+        assert pictures[key]["page"] == pictures[key]["fresh"], key
     assert page.evaluate("() => document.getElementById('plot-hidden').data[0].z") != before
     # hover reads the new values
     page.evaluate(

@@ -228,6 +228,7 @@ function frameKey(trace, layout) {
 /** New values in a drawn heatmap of the same frame: z, its colour range and the colour
  * bar's ticks only; the colour bar is updated only when its range changed. */
 async function restyleValues(el, trace) {
+  if (await repaintValues(el, trace)) return el;
   const old = el.data[0];
   const update = { z: [trace.z] };
   if (old.zmin !== trace.zmin || old.zmax !== trace.zmax) {
@@ -240,6 +241,56 @@ async function restyleValues(el, trace) {
   }
   await Plotly.restyle(el, update, [0]);
   return el;
+}
+
+/**
+ * New values of the same shape drawn by Plotly's own heatmap layer alone. Any new z given to
+ * Plotly (restyle or react) runs its whole plot again (defaults, axes and their labels,
+ * colour bar, automargin, then the cells: ~10 ms per heatmap on a laptop), though only the
+ * cells changed. Here the trace's values are replaced where Plotly keeps them (the figure's
+ * data, its full trace, and the calculated data its hover text reads), the colour bar alone
+ * is redrawn when its range changed (a restyle of its ticks: Plotly's colour-bar step only),
+ * and the heatmap module's own `plot` paints the cells into the drawn layer, as Plotly's full
+ * plot would. `plotly_afterplot` follows, as after any Plotly redraw.
+ * Returns false (nothing changed) when the drawn figure is not one this can repaint: the
+ * caller then gives the values to Plotly.restyle.
+ * Source: plotly.js src/traces/heatmap/plot.js and src/plots/cartesian/index.js (plotOne).
+ */
+async function repaintValues(el, trace) {
+  const full = el._fullData?.[0];
+  const cd = el.calcdata?.[0];
+  const plotinfo = el._fullLayout?._plots?.xy;
+  const layer = plotinfo?.plot?.select?.("g.heatmaplayer");
+  const paint = full?._module?.plot;
+  const old = el.data?.[0];
+  const rows = trace.z.length;
+  const cols = rows ? trace.z[0].length : 0;
+  if (!old || !cd?.[0]?.z || !layer || layer.empty() || typeof paint !== "function" || typeof el.emit !== "function"
+    || full.type !== "heatmap" || cd[0].z.length !== rows || (cd[0].z[0]?.length ?? 0) !== cols) return false;
+  // the calculated values as Plotly's calc keeps them (clean2dArray: a non-number is a gap)
+  cd[0].z = trace.z.map((row) => Array.from(row, (v) => (Number.isFinite(v) ? v : undefined)));
+  old.z = trace.z;
+  full.z = trace.z;
+  if (old.zmin !== trace.zmin || old.zmax !== trace.zmax) {
+    Object.assign(old, { zmin: trace.zmin, zmax: trace.zmax });
+    old.colorbar = trace.colorbar;
+    // the colour bar's own edit (Plotly: editType "colorbars"); its new range comes with
+    // the trace's defaults, which Plotly supplies again from the data set above
+    const bar = trace.colorbar.tickvals
+      ? { "colorbar.tickvals": [trace.colorbar.tickvals], "colorbar.ticktext": [trace.colorbar.ticktext] }
+      : { "colorbar.nticks": [trace.colorbar.nticks] };
+    await Plotly.restyle(el, bar, [0]);
+  }
+  // the restyle may have drawn the figure again (a wider colour bar moves the margins)
+  const now = el._fullLayout?._plots?.xy;
+  const drawLayer = now?.plot?.select?.("g.heatmaplayer");
+  if (!now || !drawLayer || drawLayer.empty() || !el.calcdata?.[0]) return true;
+  el._hmpixcount = 0; // the mean colour (Plotly's zoom box reads it) is counted again
+  el._hmlumcount = 0;
+  paint(el, now, [el.calcdata[0]], drawLayer);
+  el.ffnRepaints = (el.ffnRepaints ?? 0) + 1; // for the tests: values drawn by this path
+  el.emit("plotly_afterplot");
+  return true;
 }
 
 /** What a heatmap printed in its cells, for the tests and the next refit. */
