@@ -188,7 +188,7 @@ _STEP_START_JS = """
       const r = p.getBoundingClientRect();
       const visible = r.bottom > 0 && r.right > 0 && r.top < innerHeight && r.left < innerWidth
         && r.width > 0 && r.height > 0;
-      marks.push({ t: performance.now(), visible });
+      marks.push({ t: performance.now(), visible, plot: p });
     };
     p.on('plotly_afterplot', h);
     return [p, h];
@@ -218,8 +218,10 @@ _STEP_END_JS = """
   const visible = s.marks.filter((m) => m.visible).map((m) => m.t - s.t0);
   return {
     visible_ms: visible.length ? Math.max(...visible) : null,
-    charts_visible: visible.length,
-    charts_all: s.marks.length,
+    // charts, not events: a chart may fire plotly_afterplot twice in one step (a colour
+    // bar redrawn, then its cells repainted: static/js/charts/heatmap.js)
+    charts_visible: new Set(s.marks.filter((m) => m.visible).map((m) => m.plot)).size,
+    charts_all: new Set(s.marks.map((m) => m.plot)).size,
     last_request_ms: api.length ? Math.max(...api.map((e) => e.responseEnd)) - s.t0 : null,
     bytes: api.reduce((n, e) => n + (e.encodedBodySize || 0), 0),
     requests: api.length,

@@ -1,8 +1,11 @@
 """A step that changes values but not shapes redraws the values only: no Plotly.react, no
 new layout; the drawn cells are the new answer's numbers, drawn as Plotly draws them from
-scratch, and hover still reads them."""
+scratch, and hover and the SVG export still read them."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import pytest
 
@@ -94,6 +97,12 @@ def test_a_new_input_seed_repaints_values_and_keeps_the_axes(page, server_url): 
         # the cells and the colour bar are what Plotly draws from these values from scratch
         assert pictures[key]["page"] == pictures[key]["fresh"], key
     assert page.evaluate("() => document.getElementById('plot-hidden').data[0].z") != before
+    # the SVG export (drawn by Plotly from the figure's data) shows the cells the page shows
+    with page.expect_download() as download:
+        page.locator('button[data-plot="plot-hidden"][data-format="svg"]').dispatch_event("click")
+    svg = Path(download.value.path()).read_text(encoding="utf-8")
+    exported = re.findall(r'href="(data:image/png;base64,[^"]+)"', svg)
+    assert exported == [pictures["hidden"]["page"]["cells"]]
     # hover reads the new values
     page.evaluate(
         """() => document.getElementById('plot-hidden').on('plotly_hover', (d) => {
