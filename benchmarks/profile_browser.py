@@ -2,10 +2,15 @@
 trace of a dragged slider.
 
     python -m benchmarks.profile_browser --size 8,64,256 --steps 10
+    python -m benchmarks.profile_browser --opens --kind seed --window 1920x1080 --steps 20
     python -m benchmarks.profile_browser --drag
 
 Prints the functions with the most self time, grouped by script, during `steps` moves of
-the tokens slider (the same step as benchmarks.browser measures).
+the tokens slider (the same step as benchmarks.browser measures), or of the input seed
+(`--kind seed`: new values, same shapes), at `--size` or on the page as it opens
+(`--opens`), in a `--window` of 1280x720 by default; then the page's own functions
+(static/js) by inclusive time per step: which chart's drawing costs what (with
+`--plotly-source`, Plotly's entry points beside them).
 
 `--drag`: a Chrome trace of one drag of the Tokens slider (`benchmarks.drag`, the page as it
 opens at 1280x720) and, per value drawn, the renderer's main-thread time by trace event
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from benchmarks.browser import _STEP_JS, CHROMIUM, CHROMIUM_ARGS
@@ -35,6 +41,61 @@ def self_times(profile: dict[str, Any]) -> Counter[str]:
         name = frame.get("functionName") or "(anonymous)"
         out[f"{name} ({script}:{frame.get('lineNumber', 0) + 1})"] += delta / 1000.0
     return out
+
+
+PLOTLY_CALLS = {"react", "restyle", "relayout", "newPlot", "_doPlot"}
+"""plotly.js's entry points, counted beside the page's functions when Plotly's functions have
+names (`--plotly-source`)."""
+
+
+def page_inclusive(profile: dict[str, Any]) -> Counter[str]:
+    """Milliseconds per 'function (module:line)' of the page's own scripts (static/js), and
+    per Plotly entry point (PLOTLY_CALLS), inclusive of what they call, in a CDP CPU profile
+    (a recursive function counted once per sample)."""
+    nodes = {n["id"]: n for n in profile["nodes"]}
+    parent = {c: n["id"] for n in profile["nodes"] for c in n.get("children", [])}
+    out: Counter[str] = Counter()
+    deltas = profile.get("timeDeltas", [])
+    for sample, delta in zip(profile.get("samples", []), deltas, strict=False):
+        seen: set[str] = set()
+        node: int | None = sample
+        while node is not None:
+            frame = nodes[node]["callFrame"]
+            url = frame.get("url", "")
+            name = frame.get("functionName") or "(anonymous)"
+            key = ""
+            if "/static/" in url:
+                key = f"{name} ({url.rsplit('/', 1)[-1]}:{frame.get('lineNumber', 0) + 1})"
+            elif "plotly" in url and name in PLOTLY_CALLS:
+                key = f"Plotly.{name}"
+            if key and key not in seen:
+                seen.add(key)
+                out[key] += delta / 1000.0
+            node = parent.get(node)
+    return out
+
+
+# Runs in the page: one step of the input seed (s -> s + 1: new values, same shapes), resolved
+# when its answer is drawn, nothing is busy and two frames have passed.
+_SEED_STEP_JS = """
+async () => {
+  const body = document.body;
+  const before = body.dataset.forwardSeq;
+  const seed = document.getElementById('input_seed');
+  seed.value = String(Number(seed.value) + 1);
+  seed.dispatchEvent(new Event('change', { bubbles: true }));
+  await new Promise((resolve) => {
+    const observer = new MutationObserver(() => {
+      if (body.dataset.forwardSeq !== before && body.dataset.busy === '0') {
+        observer.disconnect();
+        resolve();
+      }
+    });
+    observer.observe(body, { attributes: true });
+  });
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())));
+}
+"""
 
 
 def main_thread_events(trace: dict[str, Any] | list[Any]) -> list[dict[str, Any]]:
@@ -135,41 +196,68 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--drag", action="store_true", help="trace a dragged Tokens slider")
+    parser.add_argument("--kind", default="tokens", choices=["tokens", "seed"])
+    parser.add_argument("--opens", action="store_true", help="the page as it opens")
+    parser.add_argument("--window", default="1280x720", help="the window, e.g. 1920x1080")
+    parser.add_argument(
+        "--plotly-source",
+        type=Path,
+        help="an unminified plotly.js of the page's version (npm pack plotly.js@4.1.1: "
+        "package/dist/plotly-cartesian.js), served in place of the minified bundle so that "
+        "Plotly's functions have names",
+    )
     args = parser.parse_args()
     if args.drag:
         drag_trace(args.top)
         return
     tokens, d_model, d_ff = (int(v) for v in args.size.split(","))
+    width, height = (int(v) for v in args.window.split("x"))
     from playwright.sync_api import sync_playwright
 
     with Server() as server, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 720}, bypass_csp=True)
+        context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True)
         page = context.new_page()
-        page.goto(f"{server.base}/?d_model={d_model}&d_ff={d_ff}&tokens={tokens}")
+        if args.plotly_source:
+            source = args.plotly_source.read_text(encoding="utf-8")
+            page.route(
+                "**/vendor/plotly*",
+                lambda route: route.fulfill(body=source, content_type="text/javascript"),
+            )
+        query = "" if args.opens else f"?d_model={d_model}&d_ff={d_ff}&tokens={tokens}"
+        page.goto(f"{server.base}/{query}")
         page.locator("body[data-forward-seq][data-perturb-seq]").wait_for(state="attached")
-        page.evaluate(_STEP_JS, tokens - 1)
+        tokens = int(page.locator("#tokens").input_value())
+
+        def step(i: int) -> float | None:
+            if args.kind == "seed":
+                page.evaluate(_SEED_STEP_JS)
+                return None
+            return float(page.evaluate(_STEP_JS, tokens if i % 2 == 0 else tokens - 1)["afterplot"])
+
+        step(1)
         cdp = context.new_cdp_session(page)
         cdp.send("Profiler.enable")
         cdp.send("Profiler.setSamplingInterval", {"interval": 200})
         cdp.send("Profiler.start")
-        times = []
-        for i in range(args.steps):
-            out = page.evaluate(_STEP_JS, tokens if i % 2 == 0 else tokens - 1)
-            times.append(out["afterplot"])
+        times = [step(i) for i in range(args.steps)]
         profile = cdp.send("Profiler.stop")["profile"]
         browser.close()
     by_function = self_times(profile)
     by_script: Counter[str] = Counter()
     for key, value in by_function.items():
         by_script[key.rsplit("(", 1)[-1].split(":")[0]] += value
-    print(f"input -> afterplot ms: {[round(t) for t in times]}")
+    if args.kind == "tokens":
+        print(f"input -> afterplot ms: {[round(t or 0) for t in times]}")
     print("self time per script (ms, all steps):")
     for key, value in by_script.most_common(10):
         print(f"  {value:8.1f}  {key}")
     print("self time per function (ms, all steps):")
     for key, value in by_function.most_common(args.top):
         print(f"  {value:8.1f}  {key}")
+    print("the page's functions and Plotly's entry points, inclusive (ms per step):")
+    for key, value in page_inclusive(profile).most_common(args.top):
+        print(f"  {value / args.steps:8.2f}  {key}")
 
 
 if __name__ == "__main__":
