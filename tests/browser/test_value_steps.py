@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser.conftest import wait_rendered
+from tests.browser.conftest import show, wait_rendered
 
 pytestmark = pytest.mark.browser
 
@@ -40,7 +40,7 @@ def _step_seed(page, value: int) -> None:  # type: ignore[no-untyped-def]
 
 # Runs in the page: each flow heatmap drawn again from scratch by Plotly (newPlot of its
 # data and layout in a container of its size): its cells' picture and colour-bar labels.
-FRESH = """async () => {
+FRESH = """async (ids) => {
   const out = {};
   const picture = (g) => {
     const image = g.querySelector('.hm image');
@@ -48,8 +48,8 @@ FRESH = """async () => {
       box: ['x', 'y', 'width', 'height'].map((a) => image.getAttribute(a)),
       bar: [...g.querySelectorAll('.colorbar text')].map((t) => t.textContent) };
   };
-  for (const key of ['input', 'pre_activation', 'hidden', 'output']) {
-    const el = document.getElementById(`plot-${key}`);
+  for (const id of ids) {
+    const el = document.getElementById(id);
     const host = document.createElement('div');
     host.style.cssText = 'position:absolute;left:0;top:0';
     host.style.width = `${el.clientWidth}px`;
@@ -57,7 +57,7 @@ FRESH = """async () => {
     document.body.appendChild(host);
     await Plotly.newPlot(host, JSON.parse(JSON.stringify(el.data)),
       JSON.parse(JSON.stringify(el.layout)), { displayModeBar: false });
-    out[key] = { page: picture(el), fresh: picture(host) };
+    out[id] = { page: picture(el), fresh: picture(host) };
     Plotly.purge(host);
     host.remove();
   }
@@ -85,7 +85,7 @@ def test_a_new_input_seed_repaints_values_and_keeps_the_axes(page, server_url): 
     # ticks only, when its range changed)
     calls = page.evaluate("() => window.ffnCalls")
     assert not [c for c in calls if not c.startswith("restyle:")], calls
-    pictures = page.evaluate(FRESH)
+    pictures = page.evaluate(FRESH, [f"plot-{key}" for key in FLOW])
     for key in FLOW:
         drawn = page.evaluate(f"() => document.getElementById('plot-{key}').data[0].z")
         assert drawn == sent[key], key
@@ -95,14 +95,14 @@ def test_a_new_input_seed_repaints_values_and_keeps_the_axes(page, server_url): 
         )
         assert kept, key
         # the cells and the colour bar are what Plotly draws from these values from scratch
-        assert pictures[key]["page"] == pictures[key]["fresh"], key
+        assert pictures[f"plot-{key}"]["page"] == pictures[f"plot-{key}"]["fresh"], key
     assert page.evaluate("() => document.getElementById('plot-hidden').data[0].z") != before
     # the SVG export (drawn by Plotly from the figure's data) shows the cells the page shows
     with page.expect_download() as download:
         page.locator('button[data-plot="plot-hidden"][data-format="svg"]').dispatch_event("click")
     svg = Path(download.value.path()).read_text(encoding="utf-8")
     exported = re.findall(r'href="(data:image/png;base64,[^"]+)"', svg)
-    assert exported == [pictures["hidden"]["page"]["cells"]]
+    assert exported == [pictures["plot-hidden"]["page"]["cells"]]
     # hover reads the new values
     page.evaluate(
         """() => document.getElementById('plot-hidden').on('plotly_hover', (d) => {
@@ -132,3 +132,30 @@ def test_a_new_shape_is_drawn_whole(page, server_url):  # type: ignore[no-untype
     rows = page.evaluate("() => document.getElementById('plot-hidden').data[0].z.length")
     assert rows == 5
     assert "react:plot-hidden" in page.evaluate("() => window.ffnCalls")
+
+
+def _draw_every_view(page, ids: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """Scroll each plot that can be seen into view and wait until its view is drawn."""
+    for plot in ids:
+        if page.locator(f"#{plot}").is_visible():
+            show(page, f"#{plot}")
+
+
+def test_every_heatmap_a_value_step_repaints_is_drawn_as_plotly_draws_it(page, server_url):  # type: ignore[no-untyped-def]
+    """All views, not only the flow: the perturbation, attention, the stack, dropout, the
+    blocks (signed and sequential scales, with and without colour bars)."""
+    page.goto(f"{server_url}/")
+    wait_rendered(page)
+    ids = page.evaluate("() => [...document.querySelectorAll('.plot[id]')].map((e) => e.id)")
+    _draw_every_view(page, ids)
+    _step_seed(page, 5)
+    _draw_every_view(page, ids)
+    repainted = page.evaluate(
+        """() => [...document.querySelectorAll('.js-plotly-plot')]
+             .filter((el) => el.ffnRepaints > 0).map((el) => el.id)"""
+    )
+    assert len(repainted) >= 10, repainted
+    pictures = page.evaluate(FRESH, repainted)
+    differ = [plot for plot in repainted if pictures[plot]["page"] != pictures[plot]["fresh"]]
+    assert differ == []
+    assert page.recorder.errors == []
