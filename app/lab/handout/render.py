@@ -15,7 +15,8 @@ import plotly.io as pio
 
 import app as app_package
 from app.lab.figures.parts import FIGURE_WIDTH, PLOT_CONFIG, Messages
-from app.lab.handout.pictures import Picture, picture
+from app.lab.handout.picture import Picture
+from app.lab.handout.pictures import picture
 from app.lab.handout.steps import STEPS, Step
 from app.lab.snapshot import templates
 
