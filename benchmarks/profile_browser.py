@@ -202,9 +202,8 @@ def main() -> None:
     parser.add_argument(
         "--plotly-source",
         type=Path,
-        help="an unminified plotly.js of the page's version (npm pack plotly.js@4.1.1: "
-        "package/dist/plotly-cartesian.js), served in place of the minified bundle so that "
-        "Plotly's functions have names",
+        help="the page's plotly.js unminified (node scripts/build-plotly.mjs --unminified "
+        "OUT.js), served in place of the minified bundle so that Plotly's functions have names",
     )
     args = parser.parse_args()
     if args.drag:

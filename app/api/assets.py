@@ -7,10 +7,11 @@
   catalogs (`new URL('../i18n/...', import.meta.url)`) resolve under the same prefix: one
   changed file gives the whole tree a new prefix. The plain `/static/...` URLs stay, answered
   with `no-cache` (the browser revalidates with the ETag and gets a bodiless 304).
-- plotly.js: npm's `plotly.js-cartesian-dist-min` (the trace types the page draws: heatmap,
-  bar, histogram, scatter; 1.5 MB, 0.5 MB gzipped) when `npm ci` has installed it next to
-  `static/`, else the full bundle inside the Python `plotly` package (4.8 MB). Both are the
-  same plotly.js version (`plotly_version()` reads the banner). It is gzipped once per
+- plotly.js: the page's own build of it (`scripts/build-plotly.mjs`, run by `scripts/setup`
+  after `npm ci`: plotly.js's core and the trace types the page draws, bar, heatmap,
+  histogram and the core's scatter; 1.2 MB, 0.41 MB gzipped) when it is there, else the
+  full bundle inside the Python `plotly` package (4.8 MB). Both are the same plotly.js
+  version (`plotly_version()` reads the banner). It is gzipped once per
   process and served from memory, under a URL that names its content hash. The served file
   starts with V8's explicit compile hint (`COMPILE_HINT`): the whole bundle runs as the page
   opens, so Chromium compiles its functions while the file streams in, on a background
@@ -40,10 +41,9 @@ REVALIDATE = "no-cache"
 
 PLOTLY_FULL = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.min.js"
 """The full plotly.js bundle shipped inside the Python `plotly` package."""
-PLOTLY_CARTESIAN = (
-    STATIC_DIR.parent / "node_modules" / "plotly.js-cartesian-dist-min" / "plotly-cartesian.min.js"
-)
-"""npm's cartesian bundle, installed by `npm ci` in a checkout (package-lock.json pins it)."""
+PLOTLY_PAGE = STATIC_DIR.parent / "build" / "plotly" / "plotly.min.js"
+"""The page's plotly.js, built from the npm package pinned in package-lock.json by
+`scripts/build-plotly.mjs` (run by `scripts/setup`)."""
 
 
 _IMPORT = re.compile(
@@ -123,8 +123,9 @@ def plotly_version(path: Path) -> str:
 
 @dataclass(frozen=True)
 class Bundle:
-    """plotly.js as served: the file, its kind ("cartesian" or "full"), version, bytes, their
-    gzip (level 9, made once) and the content hash that names its URL."""
+    """plotly.js as served: the file, its kind ("page", the page's build of the core and its
+    trace types, or "full"), version, bytes, their gzip (level 9, made once) and the content
+    hash that names its URL."""
 
     path: Path
     kind: str
@@ -145,13 +146,13 @@ its other cores."""
 
 @lru_cache
 def plotly_bundle() -> Bundle:
-    """The cartesian bundle when installed and of the same plotly.js version as the Python
+    """The page's build when it is there and of the same plotly.js version as the Python
     package's bundle (the one `plotly.io` inlines in snapshots), else the full one; served
     with `COMPILE_HINT` before it."""
     full_version = plotly_version(PLOTLY_FULL)
     path, kind = PLOTLY_FULL, "full"
-    if PLOTLY_CARTESIAN.is_file() and plotly_version(PLOTLY_CARTESIAN) == full_version:
-        path, kind = PLOTLY_CARTESIAN, "cartesian"
+    if PLOTLY_PAGE.is_file() and plotly_version(PLOTLY_PAGE) == full_version:
+        path, kind = PLOTLY_PAGE, "page"
     body = COMPILE_HINT + path.read_bytes()
     tag = hashlib.sha256(body).hexdigest()[:12]
     return Bundle(path, kind, full_version, body, gzip.compress(body, 9, mtime=0), tag)

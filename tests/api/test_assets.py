@@ -14,8 +14,8 @@ from starlette.routing import Route
 
 from app.api.assets import (
     COMPILE_HINT,
-    PLOTLY_CARTESIAN,
     PLOTLY_FULL,
+    PLOTLY_PAGE,
     plotly_bundle,
     plotly_version,
 )
@@ -95,20 +95,22 @@ def test_streams_are_never_compressed_on_any_path(media_type: str) -> None:
         assert b"line 0" in next(r.iter_raw())
 
 
-def test_plotly_bundle_is_the_cartesian_one_of_the_python_packages_version(
+def test_plotly_bundle_is_the_pages_build_of_the_python_packages_version(
     client: TestClient,
 ) -> None:
-    """npm ci installs plotly.js-cartesian-dist-min (package-lock.json): served gzipped."""
-    if not PLOTLY_CARTESIAN.is_file():
-        pytest.skip("npm ci has not installed plotly.js-cartesian-dist-min")
-    assert plotly_version(PLOTLY_CARTESIAN) == plotly_version(PLOTLY_FULL) != "unknown"
+    """scripts/setup builds the page's plotly.js after npm ci (scripts/build-plotly.mjs):
+    the core and the page's trace types, served gzipped."""
+    if not PLOTLY_PAGE.is_file():
+        pytest.skip("scripts/setup has not built build/plotly/plotly.min.js (no npm)")
+    assert plotly_version(PLOTLY_PAGE) == plotly_version(PLOTLY_FULL) != "unknown"
+    assert b"plotly.js (core, bar, heatmap, histogram - minified)" in PLOTLY_PAGE.read_bytes()[:200]
     bundle = plotly_bundle()
-    assert bundle.kind == "cartesian"
+    assert bundle.kind == "page"
     r = client.get(f"/vendor/plotly-{bundle.tag}.min.js", headers=GZIP)
     assert r.headers["content-encoding"] == "gzip"
-    assert int(r.headers["content-length"]) < 600_000
-    # httpx decodes the gzip; the file as installed, after V8's compile hint
-    assert r.content == COMPILE_HINT + PLOTLY_CARTESIAN.read_bytes()
+    assert int(r.headers["content-length"]) < 450_000
+    # httpx decodes the gzip; the file as built, after V8's compile hint
+    assert r.content == COMPILE_HINT + PLOTLY_PAGE.read_bytes()
     assert gzip.decompress(bundle.gzipped) == bundle.body
     again = client.get("/vendor/plotly.min.js", headers={"if-none-match": r.headers["etag"]})
     assert again.status_code == 304

@@ -120,8 +120,8 @@ templates.env.globals["module_graph"] = module_graph
 
 
 def _plotly_response(request: Request, cache_control: str) -> Response:
-    """plotly.js (static/../node_modules cartesian bundle, else the Python package's full
-    one: app.api.assets), gzipped when the browser accepts it; 304 for a matching ETag."""
+    """plotly.js (the page's build in build/plotly, else the Python package's full bundle:
+    app.api.assets), gzipped when the browser accepts it; 304 for a matching ETag."""
     bundle = plotly_bundle()
     etag = f'"{bundle.tag}"'
     headers = {
