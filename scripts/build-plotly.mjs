@@ -37,6 +37,11 @@ await build({
     contents: [
       'var Plotly = require("plotly.js/lib/core");',
       `Plotly.register([${TRACES.map((name) => `require("plotly.js/lib/${name}")`).join(", ")}]);`,
+      // plotly.js's own colour-bar step, which a restyle of colour-bar attributes runs after
+      // supplying the whole figure's defaults again: a value step's repaint
+      // (static/js/charts/heatmap.js) sets the new range where the defaults put it and
+      // draws the colour bars alone
+      'Plotly.subroutines = { doColorBars: require("plotly.js/src/plot_api/subroutines").doColorBars };',
       "module.exports = Plotly;",
     ].join("\n"),
     resolveDir: ROOT,

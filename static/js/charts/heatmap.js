@@ -274,14 +274,28 @@ async function repaintValues(el, trace) {
   if (old.zmin !== trace.zmin || old.zmax !== trace.zmax) {
     Object.assign(old, { zmin: trace.zmin, zmax: trace.zmax });
     old.colorbar = trace.colorbar;
-    // the colour bar's own edit (Plotly: editType "colorbars"); its new range comes with
-    // the trace's defaults, which Plotly supplies again from the data set above
-    const bar = trace.colorbar.tickvals
-      ? { "colorbar.tickvals": [trace.colorbar.tickvals], "colorbar.ticktext": [trace.colorbar.ticktext] }
-      : { "colorbar.nticks": [trace.colorbar.nticks] };
-    await Plotly.restyle(el, bar, [0]);
+    const drawColorBars = Plotly.subroutines?.doColorBars;
+    if (drawColorBars) {
+      // The page's plotly.js (scripts/build-plotly.mjs): the new range and ticks go where
+      // Plotly's defaults put them (the full trace), and Plotly's colour-bar step draws
+      // the colour bar from them; a restyle would supply the whole figure's defaults first.
+      Object.assign(full, { zmin: trace.zmin, zmax: trace.zmax });
+      if (full.colorbar && trace.colorbar.tickvals) {
+        Object.assign(full.colorbar, { tickvals: trace.colorbar.tickvals, ticktext: trace.colorbar.ticktext });
+      } else if (full.colorbar) {
+        full.colorbar.nticks = trace.colorbar.nticks;
+      }
+      if (full.showscale) await drawColorBars(el);
+    } else {
+      // the colour bar's own edit (Plotly: editType "colorbars"); its new range comes with
+      // the trace's defaults, which Plotly supplies again from the data set above
+      const bar = trace.colorbar.tickvals
+        ? { "colorbar.tickvals": [trace.colorbar.tickvals], "colorbar.ticktext": [trace.colorbar.ticktext] }
+        : { "colorbar.nticks": [trace.colorbar.nticks] };
+      await Plotly.restyle(el, bar, [0]);
+    }
   }
-  // the restyle may have drawn the figure again (a wider colour bar moves the margins)
+  // the colour bar may have drawn the figure again (a wider one moves the margins)
   const now = el._fullLayout?._plots?.xy;
   const drawLayer = now?.plot?.select?.("g.heatmaplayer");
   if (!now || !drawLayer || drawLayer.empty() || !el.calcdata?.[0]) return true;
