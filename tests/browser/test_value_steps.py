@@ -155,10 +155,76 @@ def test_every_heatmap_a_value_step_repaints_is_drawn_as_plotly_draws_it(page, s
     _draw_every_view(page, ids)
     repainted = page.evaluate(
         """() => [...document.querySelectorAll('.js-plotly-plot')]
-             .filter((el) => el.ffnRepaints > 0).map((el) => el.id)"""
+             .filter((el) => el.ffnRepaints > 0).map((el) => [el.id, el._fullData[0].type])"""
     )
-    assert len(repainted) >= 10, repainted
-    pictures = page.evaluate(FRESH, repainted)
-    differ = [plot for plot in repainted if pictures[plot]["page"] != pictures[plot]["fresh"]]
+    heatmaps = [plot for plot, kind in repainted if kind == "heatmap"]
+    assert len(heatmaps) >= 10, repainted
+    pictures = page.evaluate(FRESH, heatmaps)
+    differ = [plot for plot in heatmaps if pictures[plot]["page"] != pictures[plot]["fresh"]]
     assert differ == []
+    # bar charts repainted on their fixed axes (the sparsity bars), drawn as from scratch
+    for plot in [plot for plot, kind in repainted if kind == "bar"]:
+        bars = page.evaluate(FRESH_BARS, plot)
+        assert bars["page"] == bars["fresh"], plot
+    assert page.recorder.errors == []
+
+
+# Runs in the page: a bar chart drawn again from scratch by Plotly (newPlot of its data and
+# layout in a container of its size): each bar's outline and each printed value, in place.
+FRESH_BARS = """async (id) => {
+  const picture = (g) => ({
+    bars: [...g.querySelectorAll('.barlayer .point path')].map((p) => p.getAttribute('d')),
+    texts: [...g.querySelectorAll('.barlayer .point text')].map((t) =>
+      [t.textContent, t.getAttribute('transform'), t.getAttribute('x'), t.getAttribute('y')]),
+    ticks: [...g.querySelectorAll('.xtick text, .ytick text')].map((t) => t.textContent),
+  });
+  const el = document.getElementById(id);
+  const host = document.createElement('div');
+  host.style.cssText = 'position:absolute;left:0;top:0';
+  host.style.width = `${el.clientWidth}px`;
+  host.style.height = `${el.clientHeight}px`;
+  document.body.appendChild(host);
+  await Plotly.newPlot(host, JSON.parse(JSON.stringify(el.data)),
+    JSON.parse(JSON.stringify(el.layout)), { displayModeBar: false });
+  const out = { page: picture(el), fresh: picture(host) };
+  Plotly.purge(host);
+  host.remove();
+  return out;
+}"""
+
+
+def test_a_new_input_seed_repaints_the_sparsity_bars_on_their_axes(page, server_url):  # type: ignore[no-untyped-def]
+    """The sparsity bars' axis is fixed (0 to 1.1) and their tokens stay: a value step gives
+    them new lengths and printed values only, drawn as Plotly draws them from scratch, and
+    hover reads the new values."""
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
+    wait_rendered(page)
+    show(page, "#plot-sparsity")
+    page.evaluate(SPY)
+    page.evaluate(
+        "() => { window.ffnBefore = document.getElementById('plot-sparsity').ffnRepaints ?? 0; }"
+    )
+    with page.expect_response(lambda r: r.url.endswith("/api/forward")) as answer:
+        _step_seed(page, 7)
+    sent = answer.value.json()
+    page.wait_for_function(
+        "() => (document.getElementById('plot-sparsity').ffnRepaints ?? 0) > window.ffnBefore"
+    )
+    calls = page.evaluate("() => window.ffnCalls")
+    assert not [c for c in calls if c.endswith(":plot-sparsity")], calls
+    drawn = page.evaluate("() => document.getElementById('plot-sparsity').data[0].y")
+    assert drawn == sent["sparsity"]["per_token"]
+    pictures = page.evaluate(FRESH_BARS, "plot-sparsity")
+    assert pictures["page"]["bars"] and pictures["page"]["texts"]
+    assert pictures["page"] == pictures["fresh"]
+    page.evaluate(
+        """() => document.getElementById('plot-sparsity').on('plotly_hover', (d) => {
+             window.ffnHover = { y: d.points[0].y, at: d.points[0].pointNumber }; })"""
+    )
+    box = page.locator("#plot-sparsity .barlayer .point path").nth(2).bounding_box()
+    assert box
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] - 2)
+    page.wait_for_function("() => window.ffnHover !== undefined")
+    hover = page.evaluate("() => window.ffnHover")
+    assert hover["y"] == sent["sparsity"]["per_token"][hover["at"]]
     assert page.recorder.errors == []

@@ -79,7 +79,62 @@ function drawBars(el, x, y, opts) {
     });
   }
   el.dataset.orientation = wordy ? "h" : "v";
+  // New sizes on the same frame (a seed, a perturbation: the sparsity bars on their fixed
+  // 0-1.1 axis): the bars and their printed values repainted, the axes and layout kept.
+  const frame = barFrame(trace, layout);
+  if (el.ffnFrame === frame && repaintBars(el, trace)) return Promise.resolve(el);
+  el.ffnFrame = frame;
   return react(el, [trace], layout);
+}
+
+/** Everything a bar chart draws except its bars' sizes and printed values. */
+function barFrame(trace, layout) {
+  const { [trace.orientation === "h" ? "x" : "y"]: sizes, text, ...look } = trace;
+  return JSON.stringify([look, Boolean(text), sizes.length, layout]);
+}
+
+/**
+ * New sizes and printed values of the same bars (one trace, the same positions, a fixed
+ * value axis), drawn by Plotly's own bar layer alone, as `repaintValues` does for a heatmap
+ * (static/js/charts/heatmap.js): a new y given to Plotly (restyle or react) runs its whole
+ * plot again, axes and tick labels, margins, then the bars. Here the sizes replace the old
+ * ones where Plotly keeps them (the figure's data, its full trace, and the calculated data
+ * its hover reads: each bar's size `s`, its top and its printed value `tx`), the bar
+ * module's own `plot` draws the bars and their texts in the drawn layer and its `style`
+ * styles them; `plotly_afterplot` follows. Returns false (nothing changed) when the drawn
+ * figure is not one this can repaint: the caller then gives it to Plotly.react.
+ * Source: plotly.js src/traces/bar/calc.js, cross_trace_calc.js (setBaseAndTop,
+ * collectExtents), plot.js, style.js.
+ */
+function repaintBars(el, trace) {
+  const full = el._fullData?.[0];
+  const cd = el.calcdata?.[0];
+  const plotinfo = el._fullLayout?._plots?.xy;
+  const layer = plotinfo?.plot?.select?.("g.barlayer");
+  const old = el.data?.[0];
+  const paint = full?._module?.plot;
+  const style = full?._module?.style;
+  const sLetter = trace.orientation === "h" ? "x" : "y";
+  const sizes = trace[sLetter];
+  const axis = el._fullLayout?.[sLetter === "x" ? "xaxis" : "yaxis"];
+  if (!old || !cd || !layer || layer.empty() || typeof paint !== "function" || typeof style !== "function"
+    || typeof el.emit !== "function" || el.data.length !== 1 || full.type !== "bar" || axis?.autorange !== false
+    || cd.length !== sizes.length || !sizes.every(Number.isFinite) || !cd.every((di) => di.b === 0)) return false;
+  old[sLetter] = sizes;
+  full[sLetter] = sizes;
+  old.text = trace.text;
+  full.text = trace.text;
+  cd.forEach((di, i) => {
+    di.s = sizes[i];
+    di[sLetter] = di.b + sizes[i]; // the bar's top (setBaseAndTop)
+    di.s1 = di.s0 + sizes[i]; // its far end (collectExtents)
+    if (trace.text) di.tx = trace.text[i];
+  });
+  paint(el, plotinfo, [cd], layer);
+  style(el);
+  el.ffnRepaints = (el.ffnRepaints ?? 0) + 1; // for the tests: values drawn by this path
+  el.emit("plotly_afterplot");
+  return true;
 }
 
 /**
