@@ -18,6 +18,9 @@ slowdown 4x; `benchmarks.page_load.phone_first_flow`, each load in a fresh conte
 load per page per round, the order alternating; each server answers one load before the
 rounds (a warm server, as in a lecture).
 
+`--phone`: the steps on a phone (390x844, touch, scale 3, Chromium's CPU slowdown 4x, the
+flow scrolled into view; `benchmarks.browser.measure_steps` as `benchmarks.page` runs it).
+
 `--drag`: instead, a dragged Tokens slider (`benchmarks.drag`, the page as it opens at
 `--size`), one drag per page per round, the order alternating: values shown per two frames.
 """
@@ -46,6 +49,7 @@ def main() -> None:
     parser.add_argument("--size", default="1280x720", help="the window, e.g. 1920x1080")
     parser.add_argument("--first-flow", action="store_true", help="a phone's first flow")
     parser.add_argument("--drag", action="store_true", help="a dragged Tokens slider")
+    parser.add_argument("--phone", action="store_true", help="the steps on a phone, 4x CPU")
     args = parser.parse_args()
     if args.first_flow:
         first_flow(args.before, args.after, args.rounds)
@@ -56,7 +60,7 @@ def main() -> None:
         return
     presets = {name: PAGE_PRESETS[name] for name in args.presets.split(",")}
     width, height = (int(v) for v in args.size.split("x"))
-    viewport = (width, height)
+    viewport = (390, 844) if args.phone else (width, height)
     servers = {
         "before": start_server(COMPUTED, root=args.before),
         "after": start_server(COMPUTED, root=args.after),
@@ -65,7 +69,9 @@ def main() -> None:
     try:
         for _ in range(args.rounds):
             for page, (_, base) in servers.items():
-                found = measure_steps(base, presets, args.steps, kind=args.kind, viewport=viewport)
+                found = measure_steps(
+                    base, presets, args.steps, kind=args.kind, viewport=viewport, phone=args.phone
+                )
                 for name, result in found.items():
                     got = figures.setdefault((name, page), {"visible": [], "last": [], "floor": []})
                     got["visible"] += result.visible_ms
@@ -76,7 +82,8 @@ def main() -> None:
             stop_server(proc)
     print(
         f"before {args.before}, after {args.after}; {args.rounds} alternating rounds x "
-        f"{args.steps} {args.kind} steps per preset at {args.size}; medians (ms); "
+        f"{args.steps} {args.kind} steps per preset at "
+        f"{'a phone (390x844, CPU 4x)' if args.phone else args.size}; medians (ms); "
         "1 frame = 16.7 ms"
     )
     print(f"{'preset':<17} {'page':<7} {'visible redrawn':>16} {'last request':>13} {'floor':>6}")
