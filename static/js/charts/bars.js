@@ -98,10 +98,11 @@ function barFrame(trace, layout) {
  * value axis), drawn by Plotly's own bar layer alone, as `repaintValues` does for a heatmap
  * (static/js/charts/heatmap.js): a new y given to Plotly (restyle or react) runs its whole
  * plot again, axes and tick labels, margins, then the bars. Here the sizes replace the old
- * ones where Plotly keeps them (the figure's data, its full trace, and the calculated data
- * its hover reads: each bar's size `s`, its top and its printed value `tx`), the bar
- * module's own `plot` draws the bars and their texts in the drawn layer and its `style`
- * styles them; `plotly_afterplot` follows. Returns false (nothing changed) when the drawn
+ * ones where Plotly keeps them (the figure's data; its full trace, whose text Plotly
+ * prints; the calculated data: each bar's size `s`, which hover reads, its top, its far
+ * end `s1`, which the drawing reads, and its text `tx`), the bar module's own `plot` draws
+ * the bars and their texts in the drawn layer and its `style` styles them;
+ * `plotly_afterplot` follows. Returns false (nothing changed) when the drawn
  * figure is not one this can repaint: the caller then gives it to Plotly.react.
  * Source: plotly.js src/traces/bar/calc.js, cross_trace_calc.js (setBaseAndTop,
  * collectExtents), plot.js, style.js.
