@@ -37,11 +37,14 @@ await build({
     contents: [
       'var Plotly = require("plotly.js/lib/core");',
       `Plotly.register([${TRACES.map((name) => `require("plotly.js/lib/${name}")`).join(", ")}]);`,
-      // plotly.js's own colour-bar step, which a restyle of colour-bar attributes runs after
-      // supplying the whole figure's defaults again: a value step's repaint
-      // (static/js/charts/heatmap.js) sets the new range where the defaults put it and
-      // draws the colour bars alone
-      'Plotly.subroutines = { doColorBars: require("plotly.js/src/plot_api/subroutines").doColorBars };',
+      // plotly.js's own steps of a plot, which its restyle and react run after supplying the
+      // whole figure's defaults again: the colour-bar step, and the axis steps (the autorange
+      // of one axis, the drawing of some axes only). A heatmap's repaint
+      // (static/js/charts/heatmap.js) sets its new values, rows and range where the defaults
+      // put them and runs only the steps whose picture changed.
+      'Plotly.subroutines = { doColorBars: require("plotly.js/src/plot_api/subroutines").doColorBars,',
+      '  drawAxes: require("plotly.js/src/plots/cartesian/axes").draw,',
+      '  doAutoRange: require("plotly.js/src/plots/cartesian/autorange").doAutoRange };',
       "module.exports = Plotly;",
     ].join("\n"),
     resolveDir: ROOT,

@@ -125,21 +125,70 @@ def test_a_new_input_seed_repaints_values_and_keeps_the_axes(page, server_url): 
     assert hover["z"] == sent["hidden"][row][col]
 
 
-def test_a_new_shape_is_drawn_whole(page, server_url):  # type: ignore[no-untyped-def]
-    """Tokens 6 -> 5: new rows, new axes; the react path draws it (5 rows in the data)."""
+def _step_tokens(page, value: int) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    """Move the Tokens slider to `value`; returns the forward answer drawn."""
+    seq = page.locator("body").get_attribute("data-forward-seq")
+    with page.expect_response(lambda r: r.url.endswith("/api/forward")) as answer:
+        page.evaluate(
+            """(v) => { const s = document.getElementById('tokens'); s.value = String(v);
+              s.dispatchEvent(new Event('input', { bubbles: true })); }""",
+            value,
+        )
+    page.locator(f'body:not([data-forward-seq="{seq}"])').wait_for(state="attached")
+    wait_rendered(page)
+    return answer.value.json()  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("tokens", [5, 8])
+def test_new_rows_are_drawn_as_plotly_draws_them(page, server_url, tokens):  # type: ignore[no-untyped-def]
+    """Tokens 6 -> 5 (fewer rows) and 6 -> 8 (more): new values, row names and y ticks drawn
+    by Plotly's own steps for the y axis, the colour bar and the cells (no Plotly.react);
+    the picture, the row names and hover are those of the new figure drawn from scratch."""
     page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
     wait_rendered(page)
     page.evaluate(SPY)
-    seq = page.locator("body").get_attribute("data-forward-seq")
     page.evaluate(
-        """() => { const s = document.getElementById('tokens'); s.value = '5';
-          s.dispatchEvent(new Event('input', { bubbles: true })); }"""
+        "(ks) => { window.ffnBefore = ks.map((k) =>"
+        " document.getElementById(`plot-${k}`).ffnRowRepaints ?? 0); }",
+        FLOW,
     )
-    page.locator(f'body:not([data-forward-seq="{seq}"])').wait_for(state="attached")
-    wait_rendered(page)
-    rows = page.evaluate("() => document.getElementById('plot-hidden').data[0].z.length")
-    assert rows == 5
-    assert "react:plot-hidden" in page.evaluate("() => window.ffnCalls")
+    sent = _step_tokens(page, tokens)
+    page.wait_for_function(
+        """(ks) => ks.every((k, i) =>
+             (document.getElementById(`plot-${k}`).ffnRowRepaints ?? 0) > window.ffnBefore[i])""",
+        arg=FLOW,
+    )
+    calls = page.evaluate("() => window.ffnCalls")
+    assert not [c for c in calls if c.split(":")[1] in {f"plot-{k}" for k in FLOW}], calls
+    pictures = page.evaluate(FRESH, [f"plot-{key}" for key in FLOW])
+    for key in FLOW:
+        drawn = page.evaluate(f"() => document.getElementById('plot-{key}').data[0].z")
+        assert drawn == sent[key], key
+        assert len(drawn) == tokens, key
+        # the cells, the colour bar and every tick label (the row names) as drawn from scratch
+        assert pictures[f"plot-{key}"]["page"] == pictures[f"plot-{key}"]["fresh"], key
+        # the x axis's nodes are the ones drawn before: only the y axis was drawn again
+        kept = page.evaluate(
+            f"() => document.querySelector('#plot-{key} .xaxislayer-above').ffnKept === true"
+        )
+        assert kept, key
+    # hover names the new row and reads its value, in the last row too
+    page.evaluate(
+        """() => document.getElementById('plot-hidden').on('plotly_hover', (d) => {
+             window.ffnHover = { z: d.points[0].z, at: d.points[0].pointNumber, y: d.points[0].y }; })"""
+    )
+    box = page.locator("#plot-hidden .nsewdrag").first.bounding_box()
+    assert box
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] * (1 - 0.5 / tokens))
+    page.wait_for_function("() => window.ffnHover !== undefined")
+    hover = page.evaluate("() => window.ffnHover")
+    row, col = hover["at"]
+    assert row == tokens - 1
+    assert hover["z"] == sent["hidden"][row][col]
+    # rows named by their tokens, or by their index
+    names = page.evaluate("() => document.getElementById('plot-hidden').data[0].y")
+    assert hover["y"] == (names[row] if names else row)
+    assert page.recorder.errors == []
 
 
 def _draw_every_view(page, ids: list[str]) -> None:  # type: ignore[no-untyped-def]

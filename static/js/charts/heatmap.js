@@ -212,7 +212,15 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
     el.ffnRestyles = (el.ffnRestyles ?? 0) + 1;
     return restyleValues(el, trace);
   }
+  // A new number of rows in the same frame (a Tokens step): new values, row names and y
+  // ticks, while the x axis, titles, colour bar's place and margins stay as drawn.
+  const rowsFrame = frame && rowsKey(trace, layout);
+  const drawnRows = el.ffnRowsFrame;
   el.ffnFrame = frame;
+  el.ffnRowsFrame = rowsFrame;
+  if (rowsFrame && drawnRows === rowsFrame && el.data?.length === 1) {
+    return repaintRows(el, trace, layout).then((done) => (done ? el : react(el, traces, layout)));
+  }
   const drawn = react(el, traces, layout);
   return printed ? drawn.then(() => refitValues(el, trace, size, opts)) : drawn;
 }
@@ -223,6 +231,16 @@ function frameKey(trace, layout) {
   const { z, zmin, zmax, colorbar, ...look } = trace;
   const { tickvals, ticktext, ...bar } = colorbar;
   return JSON.stringify([look, bar, layout]);
+}
+
+/** A heatmap's frame less what follows its number of rows: the row names (y), the y
+ * axis's ticks and the figure's uirevision, besides the values and colour range. */
+function rowsKey(trace, layout) {
+  const { z, zmin, zmax, colorbar, y, ...look } = trace;
+  const { tickvals, ticktext, ...bar } = colorbar;
+  const { tickvals: rowVals, ticktext: rowText, dtick, ...rowAxis } = layout.yaxis;
+  const { uirevision, yaxis, ...rest } = layout;
+  return JSON.stringify([look, Boolean(y), bar, rowAxis, rest]);
 }
 
 /** New values in a drawn heatmap of the same frame: z, its colour range and the colour
@@ -303,6 +321,79 @@ async function repaintValues(el, trace) {
   el._hmlumcount = 0;
   paint(el, now, [el.calcdata[0]], drawLayer);
   el.ffnRepaints = (el.ffnRepaints ?? 0) + 1; // for the tests: values drawn by this path
+  el.emit("plotly_afterplot");
+  return true;
+}
+
+/**
+ * New rows (a Tokens step) drawn by Plotly's own steps for what changed: the cells, the y
+ * axis and the colour bar. Plotly.react of the new figure would supply the whole figure's
+ * defaults, lay out and draw both axes, the colour bar and the margins again and read the
+ * plot's size (~60 ms per heatmap on a phone's CPU), though the x axis, the titles and the
+ * margins stay. Here the new values, row names and y ticks are put where Plotly keeps them
+ * (the figure's data and layout, the full trace and axis), the heatmap module's calc makes
+ * the calculated data again (row edges and names, as for any new figure), Plotly's autorange
+ * and drawing of the y axis alone follow, then its colour-bar step when the range changed
+ * and the heatmap module's `plot`. A y axis whose labels need other margins moves them with
+ * Plotly's automargin, which draws the whole figure again, as a react would.
+ * Resolves false (nothing changed) when the drawn figure is not one this can repaint or
+ * the page's plotly.js does not have these steps (the caller then gives it to Plotly.react).
+ * Source: plotly.js src/plots/plots.js (doCalcdata), src/plots/cartesian/axes.js (draw),
+ * src/plots/cartesian/autorange.js (doAutoRange), src/traces/heatmap/calc.js and plot.js.
+ */
+async function repaintRows(el, trace, layout) {
+  const steps = Plotly.subroutines;
+  const full = el._fullData?.[0];
+  const fullLayout = el._fullLayout;
+  const ya = fullLayout?.yaxis;
+  const old = el.data?.[0];
+  const yaxis = el.layout?.yaxis;
+  if (!steps?.drawAxes || !steps.doAutoRange || !steps.doColorBars || !old || !yaxis || !ya
+    || full?.type !== "heatmap" || typeof full._module?.calc !== "function" || typeof full._module.plot !== "function"
+    || typeof ya.clearCalc !== "function" || typeof el.emit !== "function" || !el.calcdata?.[0]) return false;
+  // the figure's data and layout, as a react of the new figure would leave them
+  Object.assign(old, { z: trace.z, zmin: trace.zmin, zmax: trace.zmax, colorbar: trace.colorbar });
+  if (trace.y) old.y = trace.y;
+  const rowAxis = layout.yaxis;
+  for (const key of ["tickvals", "ticktext", "dtick"]) {
+    if (key in rowAxis) yaxis[key] = rowAxis[key];
+  }
+  el.layout.uirevision = layout.uirevision;
+  fullLayout.uirevision = layout.uirevision;
+  // ... and where Plotly's defaults put them
+  Object.assign(full, { z: trace.z, zmin: trace.zmin, zmax: trace.zmax });
+  if (trace.y) full.y = trace.y;
+  if (full.colorbar && trace.colorbar.tickvals) {
+    Object.assign(full.colorbar, { tickvals: trace.colorbar.tickvals, ticktext: trace.colorbar.ticktext });
+  } else if (full.colorbar) {
+    full.colorbar.nticks = trace.colorbar.nticks;
+  }
+  for (const key of ["tickvals", "ticktext", "dtick"]) {
+    if (key in rowAxis) ya[key] = rowAxis[key];
+  }
+  // the calculated data, as Plotly's calc makes it: the y axis's categories from scratch
+  ya.clearCalc();
+  full._extremes = {};
+  const cd = full._module.calc(el, full);
+  if (!cd[0].t) cd[0].t = {};
+  cd[0].trace = full;
+  el.calcdata[0] = cd;
+  steps.doAutoRange(el, ya);
+  // the y axis's ticks drawn anew, as Plotly's full redraw of the axes does (its 'redraw'):
+  // else the new rows' labels would join the kept ones in the order they came
+  const plotinfo = fullLayout._plots?.xy;
+  for (const kind of ["tick", "tick2", "divider"]) plotinfo?.yaxislayer?.selectAll(`.${ya._id}${kind}`).remove();
+  await steps.drawAxes(el, [ya._id], { skipTitle: true });
+  // the y axis's labels may have moved the margins: Plotly then drew the figure again
+  if (el.calcdata?.[0] !== cd) return true;
+  if (full.showscale) await steps.doColorBars(el);
+  const now = el._fullLayout?._plots?.xy;
+  const drawLayer = now?.plot?.select?.("g.heatmaplayer");
+  if (!now || !drawLayer || drawLayer.empty() || !el.calcdata?.[0]) return true;
+  el._hmpixcount = 0;
+  el._hmlumcount = 0;
+  el._fullData[0]._module.plot(el, now, [el.calcdata[0]], drawLayer);
+  el.ffnRowRepaints = (el.ffnRowRepaints ?? 0) + 1; // for the tests: rows drawn by this path
   el.emit("plotly_afterplot");
   return true;
 }
