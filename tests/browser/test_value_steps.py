@@ -175,7 +175,8 @@ def test_new_rows_are_drawn_as_plotly_draws_them(page, server_url, tokens):  # t
     # hover names the new row and reads its value, in the last row too
     page.evaluate(
         """() => document.getElementById('plot-hidden').on('plotly_hover', (d) => {
-             window.ffnHover = { z: d.points[0].z, at: d.points[0].pointNumber, y: d.points[0].y }; })"""
+             const p = d.points[0];
+             window.ffnHover = { z: p.z, at: p.pointNumber, y: p.y }; })"""
     )
     box = page.locator("#plot-hidden .nsewdrag").first.bounding_box()
     assert box
