@@ -4,7 +4,7 @@ import { getJson, LatestOnly } from "./api.js";
 import { emit, on } from "./bus.js";
 import { makeBodies } from "./bodies.js";
 import { makeControls } from "./controls.js";
-import { DragQueue } from "./drag.js";
+import { afterDrag, DragQueue } from "./drag.js";
 import { tokenLabels } from "./inputs.js";
 import "./panels/index.js";
 import { initLayout } from "./classroom/layout.js";
@@ -95,8 +95,10 @@ async function change(updates, { force = false } = {}) {
   // browser's CPU, which on a shared machine would slow the server and the redraw.
   // Only the latest change writes it: an older run ending later would name settings whose
   // answer is not drawn yet.
+  // During a drag, once the pointer lets go (drag.js afterDrag).
   const mine = ++changeSeq;
-  run().finally(() => { if (mine === changeSeq) writeState(schema, state); });
+  const write = () => { if (mine === changeSeq) writeState(schema, state); };
+  run().finally(() => { if (mine === changeSeq) afterDrag(write); });
 }
 
 /** The panel shown whatever the scroll position: the lesson's or the embed's. */

@@ -47,3 +47,42 @@ def test_a_drag_draws_values_on_the_way_without_cancelled_requests(page, server_
     assert len(drawn) >= 3, rows  # and values on the way, not only the last
     assert failed == []  # no request was cancelled to make room for a newer one
     assert len(sent) <= len(drawn) + 1  # one request per value drawn: no storm
+
+
+def test_the_address_bar_names_the_value_let_go_at_and_is_not_written_during_a_drag(  # type: ignore[no-untyped-def]
+    page, server_url
+):
+    """Chromium ignores history.replaceState beyond 200 calls in 10 s: a drag writes the
+    address bar once, when the pointer lets go, with the value it let go at."""
+    page.goto(f"{server_url}/?d_model=64&d_ff=256&tokens=2")
+    wait_rendered(page)
+    page.evaluate(WATCH)
+    page.evaluate(
+        """() => { window.ffnWrites = [];
+          const write = history.replaceState.bind(history);
+          history.replaceState = (...args) => {
+            window.ffnWrites.push(String(args[2]));
+            write(...args);
+          }; }"""
+    )
+    slider = page.locator("#tokens")
+    box = slider.bounding_box()
+    assert box
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + 4, y)
+    page.mouse.down()
+    for i in range(1, 31):
+        page.mouse.move(box["x"] + 4 + (box["width"] - 8) * i / 60, y)
+    # values are drawn while the pointer still holds the slider ...
+    page.wait_for_function("() => new Set(window.ffnRows).size >= 2")
+    held = int(slider.input_value())
+    page.locator(f"#plot-hidden[data-rows='{held}']").wait_for(state="attached")
+    wait_rendered(page)
+    # ... and the address bar is not written meanwhile
+    assert page.evaluate("() => window.ffnWrites") == []
+    page.mouse.up()
+    page.wait_for_function("() => window.ffnWrites.length > 0")
+    writes = page.evaluate("() => window.ffnWrites")
+    assert len(writes) == 1, writes
+    assert f"tokens={held}" in writes[0]
+    assert f"tokens={held}" in page.evaluate("() => location.search")
