@@ -173,3 +173,47 @@ def test_a_phone_fetches_every_module_at_once_and_draws_one_chart_per_task(brows
         assert len(set(times.values())) == len(times)  # one chart per task
     finally:
         context.close()
+
+
+def test_a_chart_out_of_sight_is_dimmed_until_its_new_picture_is_drawn(browser, server_url):  # type: ignore[no-untyped-def]
+    """With the hidden heatmap in view, a Tokens step draws the charts in sight; the input
+    heatmap above them keeps its picture of the old rows until it scrolls into view, dimmed
+    meanwhile, then drawn with the new rows and no longer dimmed."""
+    context, page = _phone(browser)
+    try:
+        page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6", timeout=TIMEOUT)
+        wait_rendered(page, timeout=TIMEOUT)
+        page.evaluate("() => document.getElementById('plot-hidden').scrollIntoView()")
+        page.wait_for_function(
+            """() => { const r = document.getElementById('plot-input').getBoundingClientRect();
+                 return r.bottom < 0; }"""
+        )
+        # the page learns that the input left the view from its IntersectionObserver, which
+        # reports in the next frames
+        page.evaluate(
+            "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r())))"
+        )
+        seq = page.locator("body").get_attribute("data-forward-seq")
+        page.evaluate(
+            """() => { const s = document.getElementById('tokens'); s.value = '9';
+              s.dispatchEvent(new Event('input', { bubbles: true })); }"""
+        )
+        page.locator(f'body:not([data-forward-seq="{seq}"])').wait_for(
+            state="attached", timeout=TIMEOUT
+        )
+        wait_rendered(page, timeout=TIMEOUT)
+        rows = "(id) => document.getElementById(id).data[0].z.length"
+        assert page.evaluate(rows, "plot-hidden") == 9
+        assert page.evaluate(rows, "plot-input") == 6  # not drawn yet: out of sight
+        dimmed = "(id) => getComputedStyle(document.getElementById(id)).opacity"
+        assert float(page.evaluate(dimmed, "plot-input")) < 0.5
+        assert float(page.evaluate(dimmed, "plot-hidden")) == 1
+        page.evaluate("() => document.getElementById('plot-input').scrollIntoView()")
+        page.wait_for_function(f"() => ({rows})('plot-input') === 9", timeout=TIMEOUT)
+        page.wait_for_function(
+            "() => !document.getElementById('plot-input').hasAttribute('data-waiting')",
+            timeout=TIMEOUT,
+        )
+        assert float(page.evaluate(dimmed, "plot-input")) == 1
+    finally:
+        context.close()

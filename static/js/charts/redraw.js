@@ -51,6 +51,7 @@ const resizer = typeof ResizeObserver === "function"
  */
 export function clearChart(el) {
   waiting.delete(el);
+  unmarkWaiting(el);
   el.ffnDrawn = null;
   el.ffnLast = null;
   if (typeof Plotly !== "undefined") Plotly.purge(el);
@@ -135,7 +136,10 @@ export function whenVisible(el, drawNow) {
       el.ffnSized = true;
       resizer.observe(el);
     }
-    return drawNow();
+    const drawn = drawNow();
+    // the newer picture is drawn: the chart is no longer marked (unless a newer one waits)
+    Promise.resolve(drawn).finally(() => { if (!waiting.has(el)) unmarkWaiting(el); });
+    return drawn;
   };
   if (!observer) return draw();
   if (!visible.has(el)) {
@@ -153,7 +157,14 @@ export function whenVisible(el, drawNow) {
     return draw();
   }
   waiting.set(el, draw);
+  // out of sight, its picture is of an older answer until it scrolls into view: dimmed
+  // (static/css/live.css), so that scrolling to it never shows that picture as this answer's
+  if (el.ffnLast) el.setAttribute("data-waiting", "");
   return Promise.resolve(el);
+}
+
+function unmarkWaiting(el) {
+  if (el.hasAttribute("data-waiting")) el.removeAttribute("data-waiting");
 }
 
 /**
