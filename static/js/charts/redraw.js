@@ -159,7 +159,7 @@ export function whenVisible(el, drawNow) {
   waiting.set(el, draw);
   // out of sight, its picture is of an older answer until it scrolls into view: dimmed
   // (static/css/live.css), so that scrolling to it never shows that picture as this answer's
-  if (el.ffnLast) el.setAttribute("data-waiting", "");
+  if (el.ffnLast && !el.hasAttribute("data-waiting")) el.setAttribute("data-waiting", "");
   return Promise.resolve(el);
 }
 
