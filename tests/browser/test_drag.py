@@ -16,6 +16,18 @@ WATCH = """() => {
 }"""
 
 
+def _hold_and_drag(page, to: float) -> None:  # type: ignore[no-untyped-def]
+    """Press the mouse on the Tokens slider's left end and drag it, in 60ths of its width, to
+    the fraction `to` of it; the button stays down."""
+    box = page.locator("#tokens").bounding_box()
+    assert box
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + 4, y)
+    page.mouse.down()
+    for i in range(1, round(60 * to) + 1):
+        page.mouse.move(box["x"] + 4 + (box["width"] - 8) * i / 60, y)
+
+
 def test_a_drag_draws_values_on_the_way_without_cancelled_requests(page, server_url):  # type: ignore[no-untyped-def]
     page.goto(f"{server_url}/?d_model=64&d_ff=256&tokens=2")
     wait_rendered(page)
@@ -27,14 +39,7 @@ def test_a_drag_draws_values_on_the_way_without_cancelled_requests(page, server_
         "requestfailed", lambda r: failed.append(r.url) if r.url.endswith("/api/forward") else None
     )
     slider = page.locator("#tokens")
-    box = slider.bounding_box()
-    assert box
-    y = box["y"] + box["height"] / 2
-    page.mouse.move(box["x"] + 4, y)
-    page.mouse.down()
-    moves = 60
-    for i in range(1, moves + 1):
-        page.mouse.move(box["x"] + 4 + (box["width"] - 8) * i / moves, y)
+    _hold_and_drag(page, 1)
     page.mouse.up()
     last = int(slider.input_value())
     assert last > 30
@@ -66,13 +71,7 @@ def test_the_address_bar_names_the_value_let_go_at_and_is_not_written_during_a_d
           }; }"""
     )
     slider = page.locator("#tokens")
-    box = slider.bounding_box()
-    assert box
-    y = box["y"] + box["height"] / 2
-    page.mouse.move(box["x"] + 4, y)
-    page.mouse.down()
-    for i in range(1, 31):
-        page.mouse.move(box["x"] + 4 + (box["width"] - 8) * i / 60, y)
+    _hold_and_drag(page, 0.5)
     # values are drawn while the pointer still holds the slider ...
     page.wait_for_function("() => new Set(window.ffnRows).size >= 2")
     held = int(slider.input_value())

@@ -298,11 +298,7 @@ async function repaintValues(el, trace) {
       // Plotly's defaults put them (the full trace), and Plotly's colour-bar step draws
       // the colour bar from them; a restyle would supply the whole figure's defaults first.
       Object.assign(full, { zmin: trace.zmin, zmax: trace.zmax });
-      if (full.colorbar && trace.colorbar.tickvals) {
-        Object.assign(full.colorbar, { tickvals: trace.colorbar.tickvals, ticktext: trace.colorbar.ticktext });
-      } else if (full.colorbar) {
-        full.colorbar.nticks = trace.colorbar.nticks;
-      }
+      setBarTicks(full, trace);
       if (full.showscale) await drawColorBars(el);
     } else {
       // the colour bar's own edit (Plotly: editType "colorbars"); its new range comes with
@@ -313,14 +309,34 @@ async function repaintValues(el, trace) {
       await Plotly.restyle(el, bar, [0]);
     }
   }
-  // the colour bar may have drawn the figure again (a wider one moves the margins)
-  const now = el._fullLayout?._plots?.xy;
-  const drawLayer = now?.plot?.select?.("g.heatmaplayer");
-  if (!now || !drawLayer || drawLayer.empty() || !el.calcdata?.[0]) return true;
+  // for the tests: values drawn by this path
+  if (paintCells(el, paint)) el.ffnRepaints = (el.ffnRepaints ?? 0) + 1;
+  return true;
+}
+
+/** The new range's colour-bar ticks where Plotly's defaults put them (the full trace):
+ * named ticks of a signed bar, Plotly's own number of them for a sequential one. */
+function setBarTicks(full, trace) {
+  if (full.colorbar && trace.colorbar.tickvals) {
+    Object.assign(full.colorbar, { tickvals: trace.colorbar.tickvals, ticktext: trace.colorbar.ticktext });
+  } else if (full.colorbar) {
+    full.colorbar.nticks = trace.colorbar.nticks;
+  }
+}
+
+/**
+ * The cells painted by the heatmap module's `plot` into the drawn layer, from the figure's
+ * calculated data, then `plotly_afterplot`, as after any Plotly redraw. False when there is
+ * no drawn layer: the colour bar or the axis drew the whole figure again meanwhile (new
+ * margins), cells included.
+ */
+function paintCells(el, paint) {
+  const plotinfo = el._fullLayout?._plots?.xy;
+  const layer = plotinfo?.plot?.select?.("g.heatmaplayer");
+  if (!plotinfo || !layer || layer.empty() || !el.calcdata?.[0]) return false;
   el._hmpixcount = 0; // the mean colour (Plotly's zoom box reads it) is counted again
   el._hmlumcount = 0;
-  paint(el, now, [el.calcdata[0]], drawLayer);
-  el.ffnRepaints = (el.ffnRepaints ?? 0) + 1; // for the tests: values drawn by this path
+  paint(el, plotinfo, [el.calcdata[0]], layer);
   el.emit("plotly_afterplot");
   return true;
 }
@@ -363,11 +379,7 @@ async function repaintRows(el, trace, layout) {
   // ... and where Plotly's defaults put them
   Object.assign(full, { z: trace.z, zmin: trace.zmin, zmax: trace.zmax });
   if (trace.y) full.y = trace.y;
-  if (full.colorbar && trace.colorbar.tickvals) {
-    Object.assign(full.colorbar, { tickvals: trace.colorbar.tickvals, ticktext: trace.colorbar.ticktext });
-  } else if (full.colorbar) {
-    full.colorbar.nticks = trace.colorbar.nticks;
-  }
+  setBarTicks(full, trace);
   for (const key of ["tickvals", "ticktext", "dtick"]) {
     if (key in rowAxis) ya[key] = rowAxis[key];
   }
@@ -387,14 +399,8 @@ async function repaintRows(el, trace, layout) {
   // the y axis's labels may have moved the margins: Plotly then drew the figure again
   if (el.calcdata?.[0] !== cd) return true;
   if (full.showscale) await steps.doColorBars(el);
-  const now = el._fullLayout?._plots?.xy;
-  const drawLayer = now?.plot?.select?.("g.heatmaplayer");
-  if (!now || !drawLayer || drawLayer.empty() || !el.calcdata?.[0]) return true;
-  el._hmpixcount = 0;
-  el._hmlumcount = 0;
-  el._fullData[0]._module.plot(el, now, [el.calcdata[0]], drawLayer);
-  el.ffnRowRepaints = (el.ffnRowRepaints ?? 0) + 1; // for the tests: rows drawn by this path
-  el.emit("plotly_afterplot");
+  // for the tests: rows drawn by this path
+  if (paintCells(el, full._module.plot)) el.ffnRowRepaints = (el.ffnRowRepaints ?? 0) + 1;
   return true;
 }
 
