@@ -40,7 +40,7 @@ await build({
       // plotly.js's own steps of a plot, which its restyle and react run after supplying the
       // whole figure's defaults again: the colour-bar step, and the axis steps (the autorange
       // of one axis, the drawing of some axes only). A heatmap's repaint
-      // (static/js/charts/heatmap.js) sets its new values, rows and range where the defaults
+      // (static/js/charts/repaint.js) sets its new values, rows and range where the defaults
       // put them and runs only the steps whose picture changed.
       'Plotly.subroutines = { doColorBars: require("plotly.js/src/plot_api/subroutines").doColorBars,',
       '  drawAxes: require("plotly.js/src/plots/cartesian/axes").draw,',

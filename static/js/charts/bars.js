@@ -96,7 +96,7 @@ function barFrame(trace, layout) {
 /**
  * New sizes and printed values of the same bars (one trace, the same positions, a fixed
  * value axis), drawn by Plotly's own bar layer alone, as `repaintValues` does for a heatmap
- * (static/js/charts/heatmap.js): a new y given to Plotly (restyle or react) runs its whole
+ * (static/js/charts/repaint.js): a new y given to Plotly (restyle or react) runs its whole
  * plot again, axes and tick labels, margins, then the bars. Here the sizes replace the old
  * ones where Plotly keeps them (the figure's data; its full trace, whose text Plotly
  * prints; the calculated data: each bar's size `s`, which hover reads, its top, its far
