@@ -139,17 +139,21 @@ def _step_tokens(page, value: int) -> dict:  # type: ignore[no-untyped-def,type-
     return answer.value.json()  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("tokens", [5, 8])
+@pytest.mark.parametrize("tokens", [5, 8, 12])
 def test_new_rows_are_drawn_as_plotly_draws_them(page, server_url, tokens):  # type: ignore[no-untyped-def]
-    """Tokens 6 -> 5 (fewer rows) and 6 -> 8 (more): new values, row names and y ticks drawn
+    """Tokens 6 -> 5 (fewer rows), 6 -> 8 (more) and 6 -> 12 (wider row labels: new margins,
+    the figure drawn again by Plotly's automargin): new values, row names and y ticks drawn
     by Plotly's own steps for the y axis, the colour bar and the cells (no Plotly.react);
     the picture, the row names and hover are those of the new figure drawn from scratch."""
     page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
     wait_rendered(page)
     page.evaluate(SPY)
     page.evaluate(
-        "(ks) => { window.ffnBefore = ks.map((k) =>"
-        " document.getElementById(`plot-${k}`).ffnRowRepaints ?? 0); }",
+        """(ks) => { window.ffnBefore = ks.map((k) =>
+             document.getElementById(`plot-${k}`).ffnRowRepaints ?? 0);
+           window.ffnAfterplots = {};
+           for (const k of ks) document.getElementById(`plot-${k}`).on('plotly_afterplot',
+             () => { window.ffnAfterplots[k] = (window.ffnAfterplots[k] ?? 0) + 1; }); }""",
         FLOW,
     )
     sent = _step_tokens(page, tokens)
@@ -158,6 +162,9 @@ def test_new_rows_are_drawn_as_plotly_draws_them(page, server_url, tokens):  # t
              (document.getElementById(`plot-${k}`).ffnRowRepaints ?? 0) > window.ffnBefore[i])""",
         arg=FLOW,
     )
+    # each drawing ends with plotly_afterplot, as Plotly's own calls do (the page's
+    # benchmarks and the tests wait for it), also when its automargin drew the figure again
+    assert page.evaluate("() => window.ffnAfterplots") == {key: 1 for key in FLOW}
     calls = page.evaluate("() => window.ffnCalls")
     assert not [c for c in calls if c.split(":")[1] in {f"plot-{k}" for k in FLOW}], calls
     pictures = page.evaluate(FRESH, [f"plot-{key}" for key in FLOW])

@@ -157,10 +157,17 @@ export async function repaintRows(el, trace, layout) {
   const plotinfo = fullLayout._plots?.xy;
   for (const kind of ["tick", "tick2", "divider"]) plotinfo?.yaxislayer?.selectAll(`.${ya._id}${kind}`).remove();
   await steps.drawAxes(el, [ya._id], { skipTitle: true });
-  // the y axis's labels may have moved the margins: Plotly then drew the figure again
-  if (el.calcdata?.[0] !== cd) return true;
-  if (full.showscale) await steps.doColorBars(el);
-  // for the tests: rows drawn by this path
-  if (paintCells(el, full._module.plot)) el.ffnRowRepaints = (el.ffnRowRepaints ?? 0) + 1;
+  // the y axis's labels moved the margins (rows 9 to 10): Plotly's automargin then drew
+  // the whole figure again from its data and layout, set above (its own new full trace).
+  // Such a redraw leaves `plotly_afterplot` to the call it ran in (plot_api.js
+  // emitAfterPlot): this one.
+  const redrawn = el._fullData?.[0] !== full || el.calcdata?.[0] !== cd;
+  if (redrawn) {
+    el.emit("plotly_afterplot");
+  } else {
+    if (full.showscale) await steps.doColorBars(el);
+    paintCells(el, full._module.plot);
+  }
+  el.ffnRowRepaints = (el.ffnRowRepaints ?? 0) + 1; // for the tests: new rows drawn from here
   return true;
 }
