@@ -192,6 +192,14 @@ async function requestForward(body) {
 }
 
 /**
+ * The rows of an answer's plots: named by their tokens (typed text), and, while the Tokens
+ * slider can move, as many as it may ask for (the plots keep room for the widest number).
+ */
+function rowsOf(data) {
+  return { yLabels: tokenLabels(data.tokens), rowsUpTo: fixedInputs() ? undefined : boot.limits.max_tokens };
+}
+
+/**
  * Draw one forward answer: plots, captions and readouts together, then the status. The
  * controls show the shape that ran only for the newest request's answer: an older one drawn
  * while a newer is computed (a drag, a lesson left) must not put its shape back on them.
@@ -205,7 +213,7 @@ async function drawForward(answer, body, newest = () => true) {
   clearError(sections);
   lastForward = answer.data;
   lastForwardBody = body;
-  const labels = { yLabels: tokenLabels(answer.data.tokens) };
+  const labels = rowsOf(answer.data);
   // Plots, captions and readouts of one answer together: no mix of two configurations.
   await Promise.all([renderFlow(answer.data, labels), renderSparsity(answer.data, labels)]);
   renderReadout(answer.data);
@@ -225,7 +233,7 @@ async function requestPerturb() {
     clearError([section]);
     lastPerturb = answer.data;
     lastPerturbBody = pBody;
-    await renderPerturb(answer.data, { yLabels: tokenLabels(answer.data.tokens) });
+    await renderPerturb(answer.data, rowsOf(answer.data));
     await emit("perturb", { data: answer.data, body: pBody, state });
     document.body.dataset.perturbSeq = String(perturbRequester.seq);
   } catch (err) {
@@ -237,11 +245,11 @@ const perturbView = liveView($("perturb"), requestPerturb);
 
 function rerender() {
   if (lastForward) {
-    renderFlow(lastForward, { yLabels: tokenLabels(lastForward.tokens) });
-    renderSparsity(lastForward, { yLabels: tokenLabels(lastForward.tokens) });
+    renderFlow(lastForward, rowsOf(lastForward));
+    renderSparsity(lastForward, rowsOf(lastForward));
     renderReadout(lastForward);
   }
-  if (lastPerturb) renderPerturb(lastPerturb, { yLabels: tokenLabels(lastPerturb.tokens) });
+  if (lastPerturb) renderPerturb(lastPerturb, rowsOf(lastPerturb));
   reshow();
 }
 

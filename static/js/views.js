@@ -147,10 +147,10 @@ function flowKeys(gated, bias) {
 }
 
 /** The four (five, gated) heatmaps of the flow, left to right, with their shapes. */
-export function renderFlow(data, { yLabels } = /** @type {{ yLabels?: string[] }} */ ({})) {
+export function renderFlow(data, { yLabels, rowsUpTo } = /** @type {{ yLabels?: string[], rowsUpTo?: number }} */ ({})) {
   const gated = data.config.gated;
   const small = data.config.d_model <= HAND_SIZE && data.config.d_ff <= HAND_SIZE;
-  const common = { yTitle: t("axis.position"), yLabels, showValues: small, format: signed, shorten: signedDigits };
+  const common = { yTitle: t("axis.position"), yLabels, rowsUpTo, showValues: small, format: signed, shorten: signedDigits };
   const keys = flowKeys(gated, data.config.bias !== false);
   const stages = [
     ["input", t("flow.input"), t("axis.feature")],
@@ -292,7 +292,7 @@ function preActivationHistogram(data) {
 }
 
 /** The perturbation panel: ‖Δ output‖ per position, the difference heatmap, the exact zeros. */
-export function renderPerturb(data, { yLabels } = /** @type {{ yLabels?: string[] }} */ ({})) {
+export function renderPerturb(data, { yLabels, rowsUpTo } = /** @type {{ yLabels?: string[], rowsUpTo?: number }} */ ({})) {
   const norms = data.delta_norm_per_position;
   const positions = yLabels ?? norms.map((_, i) => String(i));
   $("perturb-max-other").textContent = t("perturb.max_other", {
@@ -322,12 +322,13 @@ export function renderPerturb(data, { yLabels } = /** @type {{ yLabels?: string[
       colors,
       filename: "ffn-perturbation-norms",
     }),
-    ...beforeAfter(data, yLabels),
+    ...beforeAfter(data, yLabels, rowsUpTo),
     heatmap($("plot-delta"), data.output_delta, {
       title: t("perturb.diff"),
       xTitle: t("axis.feature"),
       yTitle: t("axis.position"),
       yLabels,
+      rowsUpTo,
       columns: columnsFor("features", data, "output_delta"),
       zmax: maxAbs(data.output_delta),
       filename: "ffn-perturbation-difference",
@@ -340,7 +341,7 @@ export function renderPerturb(data, { yLabels } = /** @type {{ yLabels?: string[
  * A pretrained layer (outlier features): the scale is the 99th percentile of |value| over
  * both, as in the flow, and the cells beyond it are marked ×.
  */
-function beforeAfter(data, yLabels) {
+function beforeAfter(data, yLabels, rowsUpTo) {
   const robust = Boolean(data.config?.model);
   let zmax = Math.max(maxAbs(data.output), maxAbs(data.output_perturbed));
   let clips = [undefined, undefined];
@@ -348,7 +349,7 @@ function beforeAfter(data, yLabels) {
     zmax = robustRange([...data.output, ...data.output_perturbed]).zmax;
     clips = [data.output, data.output_perturbed].map((m) => clipOf(beyond(m, zmax)));
   }
-  const common = { xTitle: t("axis.feature"), yTitle: t("axis.position"), yLabels, zmax,
+  const common = { xTitle: t("axis.feature"), yTitle: t("axis.position"), yLabels, rowsUpTo, zmax,
     columns: columnsFor("features", data, "output") };
   const before = $("plot-output-before");
   const after = $("plot-output-after");

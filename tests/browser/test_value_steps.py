@@ -51,7 +51,9 @@ FRESH = """async (ids) => {
       bars: [...g.querySelectorAll('.barlayer .point path')].map((p) => p.getAttribute('d')),
       texts: [...g.querySelectorAll('.barlayer .point text')].map((t) =>
         [t.textContent, t.getAttribute('transform'), t.getAttribute('x'), t.getAttribute('y')]),
-      ticks: [...g.querySelectorAll('.xtick text, .ytick text')].map((t) => t.textContent) };
+      // each tick label with its place (the order of the nodes is not part of the picture)
+      ticks: [...g.querySelectorAll('.xtick text, .ytick text')].map((t) => [t.textContent,
+        ...['transform', 'x', 'y'].map((a) => t.getAttribute(a))].join(' ')).sort() };
   };
   for (const id of ids) {
     const el = document.getElementById(id);
@@ -139,14 +141,23 @@ def _step_tokens(page, value: int) -> dict:  # type: ignore[no-untyped-def,type-
     return answer.value.json()  # type: ignore[no-any-return]
 
 
+# Runs in the page: each plot's place in its figure (Plotly's margins and plot area, px).
+PLACES = """(ks) => ks.map((k) => {
+  const { l, r, t, b, w, h } = document.getElementById(`plot-${k}`)._fullLayout._size;
+  return [l, r, t, b, w, h];
+})"""
+
+
 @pytest.mark.parametrize("tokens", [5, 8, 12])
 def test_new_rows_are_drawn_as_plotly_draws_them(page, server_url, tokens):  # type: ignore[no-untyped-def]
-    """Tokens 6 -> 5 (fewer rows), 6 -> 8 (more) and 6 -> 12 (wider row labels: new margins,
-    the figure drawn again by Plotly's automargin): new values, row names and y ticks drawn
-    by Plotly's own steps for the y axis, the colour bar and the cells (no Plotly.react);
-    the picture, the row names and hover are those of the new figure drawn from scratch."""
+    """Tokens 6 -> 5 (fewer rows), 6 -> 8 (more) and 6 -> 12 (two-digit row numbers, in the
+    room the plots keep for them): new values, row names and y ticks drawn by Plotly's own
+    steps for the y axis, the colour bar and the cells (no Plotly.react); the picture, the
+    row names and hover are those of the new figure drawn from scratch, and each plot keeps
+    its place and margins (it does not move sideways as its rows change)."""
     page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
     wait_rendered(page)
+    places = page.evaluate(PLACES, FLOW)
     page.evaluate(SPY)
     page.evaluate(
         """(ks) => { window.ffnBefore = ks.map((k) =>
@@ -179,6 +190,7 @@ def test_new_rows_are_drawn_as_plotly_draws_them(page, server_url, tokens):  # t
             f"() => document.querySelector('#plot-{key} .xaxislayer-above').ffnKept === true"
         )
         assert kept, key
+    assert page.evaluate(PLACES, FLOW) == places
     # hover names the new row and reads its value, in the last row too
     page.evaluate(
         """() => document.getElementById('plot-hidden').on('plotly_hover', (d) => {
@@ -196,6 +208,42 @@ def test_new_rows_are_drawn_as_plotly_draws_them(page, server_url, tokens):  # t
     # rows named by their tokens, or by their index
     names = page.evaluate("() => document.getElementById('plot-hidden').data[0].y")
     assert hover["y"] == (names[row] if names else row)
+    assert page.recorder.errors == []
+
+
+def test_new_rows_with_wider_names_get_new_margins_from_plotly(page, server_url):  # type: ignore[no-untyped-def]
+    """A heatmap whose row names grow wider with its rows (the dropout panel's, named 0 to
+    T-1): Tokens 6 -> 12 gives its y labels new margins, and Plotly's automargin draws the
+    whole figure again. The picture is the new figure drawn from scratch, drawn once, with
+    one plotly_afterplot and no Plotly call from the page."""
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
+    wait_rendered(page)
+    show(page, "#plot-dropout-kept")
+    key = "dropout-kept"
+    page.evaluate(
+        """(k) => { const el = document.getElementById(`plot-${k}`);
+           window.ffnBefore = [el.ffnRowRepaints ?? 0, el._fullLayout._size.l];
+           window.ffnAfterplots = 0;
+           el.on('plotly_afterplot', () => { window.ffnAfterplots += 1; }); }""",
+        key,
+    )
+    page.evaluate(SPY)
+    _step_tokens(page, 12)
+    show(page, "#plot-dropout-kept")
+    page.wait_for_function(
+        """(k) => (document.getElementById(`plot-${k}`).ffnRowRepaints ?? 0)
+             > window.ffnBefore[0]""",
+        arg=key,
+    )
+    assert page.evaluate("() => window.ffnAfterplots") == 1
+    calls = page.evaluate("() => window.ffnCalls")
+    assert not [c for c in calls if c.split(":")[1] == f"plot-{key}"], calls
+    # new margins for "10": wider than before
+    left = page.evaluate(f"() => document.getElementById('plot-{key}')._fullLayout._size.l")
+    assert left > page.evaluate("() => window.ffnBefore[1]")
+    assert page.evaluate(f"() => document.getElementById('plot-{key}').data[0].z.length") == 12
+    pictures = page.evaluate(FRESH, [f"plot-{key}"])
+    assert pictures[f"plot-{key}"]["page"] == pictures[f"plot-{key}"]["fresh"]
     assert page.recorder.errors == []
 
 

@@ -56,7 +56,9 @@ export function columnWindow(cols, columns) {
  * opts: { title, xTitle, yTitle, zmax, yLabels, xLabels (a name per column, drawn whole),
  *         filename, showValues, format, shorten (value, digits) => text, showScale,
  *         showYTitle, columns: { start, width, total, index, label(first, last, total) },
- *         colorscale, zmin, sequential, clip: { zmax, beyond, note } }
+ *         colorscale, zmin, sequential, clip: { zmax, beyond, note }, rowsUpTo }
+ * `rowsUpTo`: the most rows the plot may get while it stays (the Tokens slider's most):
+ * numbered rows keep the room of its widest number.
  * With `columns`, a window of real columns is drawn and the x axis says which
  * (label(first, last, total), e.g. "units 0–255 of 2048").
  */
@@ -86,7 +88,9 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   const showYTitle = opts.showYTitle !== false && w >= 120;
   const yLabels = opts.yLabels;
   const yText = yLabels ? (opts.indexTicks ? yLabels.map((_, i) => String(i)) : shortLabels(yLabels, w * 0.35, size)) : null;
-  const yLabelW = yText ? Math.max(...yText.map((s) => textWidth(s, size))) : textWidth(String(rows - 1), size);
+  // numbered rows keep the room of the most the plot may get (`rowsUpTo`, see rowNumbers)
+  const rowDigits = String(Math.max(rows, opts.rowsUpTo ?? 0) - 1).length;
+  const yLabelW = yText ? Math.max(...yText.map((s) => textWidth(s, size))) : textWidth("0".repeat(rowDigits), size);
   const left = (showYTitle ? lineH * 1.4 : 0) + yLabelW + 10;
   const printed = opts.showValues && opts.format;
   // A small plot that prints its numbers in its cells (the tiny preset in a slide's frame)
@@ -177,7 +181,7 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
     // a single unnamed row (a bias vector): no tick mark and no label beside it
     if (yLabels.every((l) => !String(l).trim())) Object.assign(yaxis, { ticks: "", showticklabels: false });
   } else {
-    Object.assign(yaxis, { type: "linear", tick0: 0, dtick: integerDtick(rows, rowsFit) });
+    Object.assign(yaxis, { type: "linear", tick0: 0, dtick: integerDtick(rows, rowsFit), ...rowNumbers(rowDigits) });
   }
   if (printed) {
     const cellW = plotW / Math.max(1, z[0]?.length ?? 1);
@@ -224,6 +228,17 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   }
   const drawn = react(el, traces, layout);
   return printed ? drawn.then(() => refitValues(el, trace, size, opts)) : drawn;
+}
+
+/**
+ * Row numbers (positions) as wide as the widest the plot may show, `digits` digits: the
+ * narrower ones are padded with figure spaces (U+2007, a digit's width) before them. A Tokens
+ * step from 10 rows to 11 (its first "10") then keeps the plot's margins and place instead
+ * of moving the plot sideways with a whole redraw (Plotly's automargin); hover reads the
+ * bare number. Plotly's tickformat is a d3-format specifier: fill, align ">", width, "d".
+ */
+function rowNumbers(digits) {
+  return digits > 1 ? { tickformat: `\u2007>${digits}d`, hoverformat: "d" } : {};
 }
 
 /** Everything a heatmap draws except its values and their colour range (z, zmin, zmax and

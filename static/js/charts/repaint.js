@@ -110,9 +110,10 @@ function paintCells(el, paint) {
  * margins stay. Here the new values, row names and y ticks are put where Plotly keeps them
  * (the figure's data and layout, the full trace and axis), the heatmap module's calc makes
  * the calculated data again (row edges and names, as for any new figure), Plotly's autorange
- * and drawing of the y axis alone follow, then its colour-bar step when the range changed
- * and the heatmap module's `plot`. A y axis whose labels need other margins moves them with
- * Plotly's automargin, which draws the whole figure again, as a react would.
+ * and drawing of the y axis alone follow (as in its pan and zoom), then its colour-bar step
+ * when the range changed and the heatmap module's `plot`. A y axis whose labels need other
+ * margins moves them with Plotly's automargin, which draws the whole figure again, as a
+ * react would (numbered rows keep the room of their widest number: heatmap.js rowNumbers).
  * Resolves false (nothing changed) when the drawn figure is not one this can repaint or
  * the page's plotly.js does not have these steps (the caller then gives it to Plotly.react).
  * Source: plotly.js src/plots/plots.js (doCalcdata), src/plots/cartesian/axes.js (draw),
@@ -128,6 +129,8 @@ export async function repaintRows(el, trace, layout) {
   if (!steps?.drawAxes || !steps.doAutoRange || !steps.doColorBars || !old || !yaxis || !ya
     || full?.type !== "heatmap" || typeof full._module?.calc !== "function" || typeof full._module.plot !== "function"
     || typeof ya.clearCalc !== "function" || typeof el.emit !== "function" || !el.calcdata?.[0]) return false;
+  // the colour bar depends on the range alone here (its place and length are the frame's)
+  const newRange = old.zmin !== trace.zmin || old.zmax !== trace.zmax;
   // the figure's data and layout, as a react of the new figure would leave them
   Object.assign(old, { z: trace.z, zmin: trace.zmin, zmax: trace.zmax, colorbar: trace.colorbar });
   if (trace.y) old.y = trace.y;
@@ -152,10 +155,9 @@ export async function repaintRows(el, trace, layout) {
   cd[0].trace = full;
   el.calcdata[0] = cd;
   steps.doAutoRange(el, ya);
-  // the y axis's ticks drawn anew, as Plotly's full redraw of the axes does (its 'redraw'):
-  // else the new rows' labels would join the kept ones in the order they came
-  const plotinfo = fullLayout._plots?.xy;
-  for (const kind of ["tick", "tick2", "divider"]) plotinfo?.yaxislayer?.selectAll(`.${ya._id}${kind}`).remove();
+  // the y axis drawn as Plotly's pan and zoom draw it (dragbox.js: drawOne, skipTitle): the
+  // labels that stay (the same number at the same row) keep their nodes and are placed
+  // again, new ones are added and gone ones removed
   await steps.drawAxes(el, [ya._id], { skipTitle: true });
   // the y axis's labels moved the margins (rows 9 to 10): Plotly's automargin then drew
   // the whole figure again from its data and layout, set above (its own new full trace).
@@ -165,7 +167,7 @@ export async function repaintRows(el, trace, layout) {
   if (redrawn) {
     el.emit("plotly_afterplot");
   } else {
-    if (full.showscale) await steps.doColorBars(el);
+    if (full.showscale && newRange) await steps.doColorBars(el);
     paintCells(el, full._module.plot);
   }
   el.ffnRowRepaints = (el.ffnRowRepaints ?? 0) + 1; // for the tests: new rows drawn from here
