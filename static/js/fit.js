@@ -26,6 +26,22 @@ export function textWidth(text, size) {
 const BREAK = /(?<=\s)|(?<![（【「『])(?=[\u2e80-\u9fff\uff00-\uff60])(?![）】」』，。、；：！？])/u;
 
 /**
+ * An axis title fitted as fitText does; one that would wrap or be cut loses a trailing gloss
+ * without numbers ("feature (d_model)", "位置（词元）") when that makes it one whole line, so
+ * that plots side by side keep plot areas of one height (the hover text keeps the title).
+ */
+export function fitTitle(title, width, size, maxLines = 2) {
+  const text = String(title ?? "");
+  const fitted = fitText(text, width, size, maxLines);
+  const bare = text.replace(/\s*[(（][^()（）\d]*[)）]$/u, "");
+  if ((fitted.lines > 1 || fitted.cut) && bare && bare !== text) {
+    const short = fitText(bare, width, size, 1);
+    if (!short.cut) return short;
+  }
+  return fitted;
+}
+
+/**
  * `text` wrapped into at most `maxLines` lines no wider than `width` px (Plotly's <br>).
  * Returns { text, lines, cut } where cut says the text had to be shortened (then the
  * caller puts the whole text into a tooltip).

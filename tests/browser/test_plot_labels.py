@@ -5,7 +5,8 @@
 - typed text: every token row of the flow and the sparsity bars is labelled;
 - the pretrained layer's output before/after the nudge is on the p99 robust range;
 - colour bars label zero "0", never "+0";
-- the stack's heatmaps name the tokens on x.
+- the stack's heatmaps name the tokens on x;
+- the flow's heatmaps, side by side, have their cells level: a token's row at one height.
 """
 
 from __future__ import annotations
@@ -247,3 +248,22 @@ def test_the_export_menu_closes_when_another_button_is_used(page, server_url):  
     page.locator("#export-menu summary").click()
     page.keyboard.press("Escape")
     assert page.locator("#export-menu").evaluate("d => d.open") is False
+
+
+# Runs in the page: each flow heatmap's plot area (Plotly's drag box over the cells), px.
+CELLS = """() => ['input', 'pre_activation', 'hidden', 'output'].map((k) => {
+  const r = document.querySelector(`#plot-${k} .nsewdrag`).getBoundingClientRect();
+  return [Math.round(r.top), Math.round(r.bottom)];
+})"""
+
+
+@pytest.mark.parametrize("lang", ["en", "zh-CN"])
+def test_the_flow_cells_sit_level_side_by_side(page, server_url, lang):  # type: ignore[no-untyped-def]
+    """The default page at 1280x720: the four flow heatmaps in one row, cells from one top to
+    one bottom, so that a token's row sits level across the flow. The narrow input's x title
+    that would wrap ("feature (d_model)") drops its gloss (the hover keeps the whole title)."""
+    page.goto(f"{server_url}/?lang={lang}&tokens=12")
+    wait_rendered(page)
+    cells = page.evaluate(CELLS)
+    assert len({top for top, _ in cells}) == 1 and len({bottom for _, bottom in cells}) == 1, cells
+    assert page.recorder.errors == []

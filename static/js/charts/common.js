@@ -2,7 +2,7 @@
 // axes, and the Plotly.react that re-wraps a title Plotly laid out wider than its plot.
 // No DOM lookups and no fetches.
 /* global Plotly */
-import { fitText, textWidth } from "../fit.js";
+import { fitText, fitTitle, textWidth } from "../fit.js";
 import RULES from "./rules.json" with { type: "json" };
 
 // The chart rules (colours, robust quantile, window widths) live in one data file that the
@@ -137,14 +137,9 @@ export function axis(title, width, extra) {
   const whole = title ?? ""; // an exported picture always names its axes (exportText)
   if (extra.small) title = ""; // no room: the title stays in the hover text
   delete extra.small;
-  let fitted = fitText(title ?? "", Math.max(40, width), px(12), 2);
   // A title that would wrap loses a trailing gloss without numbers ("position (token)",
   // "位置（词元）") when that makes it one line; the hover text keeps the whole title.
-  const bare = String(title ?? "").replace(/\s*[(（][^()（）\d]*[)）]$/u, "");
-  if (fitted.lines > 1 && bare && bare !== title) {
-    const short = fitText(bare, Math.max(40, width), px(12), 1);
-    if (!short.cut) fitted = short;
-  }
+  const fitted = fitTitle(title, Math.max(40, width), px(12), 2);
   return {
     title: { text: fitted.text, standoff: 4, ffnText: title ?? "", exportText: whole, font: { size: px(12) } },
     automargin: true,

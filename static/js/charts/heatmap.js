@@ -1,7 +1,7 @@
 // Heatmaps: a signed matrix on a symmetric diverging scale (or a sequential one), a window
 // of real columns named on the axis, robust colour ranges with the clipped cells marked.
 /* global Plotly */
-import { categoryTicks, fitText, fitting, integerDtick, rowFont, signedTicks, textWidth } from "../fit.js";
+import { categoryTicks, fitTitle, fitting, integerDtick, rowFont, signedTicks, textWidth } from "../fit.js";
 import { axis, baseLayout, CELL_NUMBERS, DIVERGING, px, react, rootScale, ROBUST_QUANTILE, shortLabels, sizeOf } from "./common.js";
 import { unchanged, whenVisible } from "./redraw.js";
 import { repaintRows, restyleValues } from "./repaint.js";
@@ -109,7 +109,7 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   // that centre (a narrow plot beside its y labels had "features 0–127 o…" in 80 px)
   const centre = left + plotW / 2;
   const titleW = Math.max(40, Math.min(2 * Math.min(centre, w - centre) - 12, w - 16));
-  const xFit = fitText(xTitle, titleW, size, h >= 150 ? 2 : 1);
+  const xFit = fitTitle(xTitle, titleW, size, h >= 150 ? 2 : 1);
   const top = opts.title ? lineH + 14 : 10;
   const plotH = Math.max(30, h - top - lineH * (1.3 + xFit.lines * 1.1) - 14);
   const zmax = opts.zmax ?? maxAbs(z);
