@@ -159,8 +159,9 @@ export async function repaintRows(el, trace, layout) {
   // labels that stay (the same number at the same row) keep their nodes and are placed
   // again, new ones are added and gone ones removed
   await steps.drawAxes(el, [ya._id], { skipTitle: true });
-  // the y axis's labels moved the margins (rows 9 to 10): Plotly's automargin then drew
-  // the whole figure again from its data and layout, set above (its own new full trace).
+  // the y axis's labels moved the margins (wider row names: a panel's rows named 0 to T-1
+  // at 10 rows, tokens): Plotly's automargin then drew the whole figure again from its data
+  // and layout, set above (its own new full trace).
   // Such a redraw leaves `plotly_afterplot` to the call it ran in (plot_api.js
   // emitAfterPlot): this one.
   const redrawn = el._fullData?.[0] !== full || el.calcdata?.[0] !== cd;
