@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -213,6 +214,12 @@ class Settings(BaseSettings):
     )
     cors_origins: list[str] = Field(
         default_factory=list, description="CORS origins; none by default"
+    )
+    page_script: Literal["bundle", "modules"] = Field(
+        "bundle",
+        description="the page's script: 'bundle', one file (build/js/main.js, made by "
+        "scripts/setup) while it was built from the static/js of now, else the ES modules; "
+        "'modules', always the ES modules of static/js (to debug them as written)",
     )
 
     # ---- class sessions (app/services/sessions): a lecturer's page followed by students ----

@@ -82,6 +82,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.add_middleware(SecurityHeadersMiddleware, frame_ancestors=settings.frame_ancestors)
     app.add_middleware(PageCompressionMiddleware)  # outside the answer cache: plain bodies kept
     errors.install(app)
+    # The page's bundled script lies under the versioned prefix: its route goes before it.
+    app.include_router(pages.page_script_router)
     # Versioned (immutable) copies first: templates link them through url_for('static').
     app.mount(
         f"/static/{static_version()}",

@@ -17,6 +17,10 @@ opens at 1280x720) and, per value drawn, the renderer's main-thread time by trac
 (self time: style, layout, paint; a task's own time, RunTask, is mostly its scripts), the
 layouts by what forced them (the top of the script stack, or "(frame)" for the frame's
 own) and the boxes the frame's layouts found dirty.
+
+The server runs with `FFN_LAB_PAGE_SCRIPT=modules`: the page loads its ES modules rather
+than their one-file bundle, so that a function is named with its module and line
+(`heatmap.js:74`). Steps and drags run the same code either way.
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ from typing import Any
 
 from benchmarks.browser import _STEP_JS, CHROMIUM, CHROMIUM_ARGS
 from benchmarks.server import Server
+
+MODULES = {"FFN_LAB_PAGE_SCRIPT": "modules"}
+"""The page's scripts as their modules: profiles name each function's module."""
 
 
 def self_times(profile: dict[str, Any]) -> Counter[str]:
@@ -159,7 +166,7 @@ def drag_trace(top: int) -> None:
     from benchmarks.browser import _page
     from benchmarks.drag import _DRAG_JS
 
-    with Server() as server, _page((1280, 720)) as page:
+    with Server(MODULES) as server, _page((1280, 720)) as page:
         page.goto(f"{server.base}/")
         page.locator("body[data-forward-seq]").wait_for(state="attached", timeout=60_000)
         page.wait_for_function("() => document.body.dataset.busy === '0'", timeout=60_000)
@@ -213,7 +220,7 @@ def main() -> None:
     width, height = (int(v) for v in args.window.split("x"))
     from playwright.sync_api import sync_playwright
 
-    with Server() as server, sync_playwright() as p:
+    with Server(MODULES) as server, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": width, "height": height}, bypass_csp=True)
         page = context.new_page()

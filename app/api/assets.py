@@ -16,12 +16,18 @@
   starts with V8's explicit compile hint (`COMPILE_HINT`): the whole bundle runs as the page
   opens, so Chromium compiles its functions while the file streams in, on a background
   thread, instead of one by one on the main thread as they are first called.
+- The page's script: `static/js/main.js` and the modules it imports, bundled into one file
+  by `scripts/build-page-js.mjs` (run by `scripts/setup`), when that file was built from the
+  `static/js` of now (`page_script()`); else the modules themselves, each linked as a
+  `modulepreload`. It is served under the modules' own versioned prefix, so that its
+  `import.meta.url` finds the catalogs where the modules find them.
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import logging
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,6 +40,8 @@ from starlette.types import Scope
 
 from app.paths import STATIC_DIR
 
+log = logging.getLogger(__name__)
+
 IMMUTABLE = "public, max-age=31536000, immutable"
 """Cache-Control of a URL whose content never changes (it names its content's hash)."""
 REVALIDATE = "no-cache"
@@ -44,6 +52,9 @@ PLOTLY_FULL = Path(plotly.__file__).resolve().parent / "package_data" / "plotly.
 PLOTLY_PAGE = STATIC_DIR.parent / "build" / "plotly" / "plotly.min.js"
 """The page's plotly.js, built from the npm package pinned in package-lock.json by
 `scripts/build-plotly.mjs` (run by `scripts/setup`)."""
+PAGE_SCRIPT = STATIC_DIR.parent / "build" / "js" / "main.js"
+"""The page's script bundled into one file by `scripts/build-page-js.mjs` (run by
+`scripts/setup`); its first line names the digest of the sources it was built from."""
 
 
 _IMPORT = re.compile(
@@ -156,3 +167,49 @@ def plotly_bundle() -> Bundle:
     body = COMPILE_HINT + path.read_bytes()
     tag = hashlib.sha256(body).hexdigest()[:12]
     return Bundle(path, kind, full_version, body, gzip.compress(body, 9, mtime=0), tag)
+
+
+def page_sources_digest() -> str:
+    """SHA-256 (hex) over every `.js` file under `static/js`: its path relative to that
+    folder (with "/"), a NUL and its bytes, in sorted order, as `scripts/build-page-js.mjs`
+    computes it."""
+    root = STATIC_DIR / "js"
+    digest = hashlib.sha256()
+    for name in sorted(p.relative_to(root).as_posix() for p in root.rglob("*.js")):
+        digest.update(name.encode())
+        digest.update(b"\0")
+        digest.update((root / name).read_bytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class PageScript:
+    """The page's script bundled into one file: its bytes, their gzip (level 9, made once)
+    and the content hash that names its URL."""
+
+    body: bytes
+    gzipped: bytes
+    tag: str
+
+
+_BUILT_FROM = re.compile(rb"sources sha256:([0-9a-f]{64})")
+
+
+@lru_cache
+def page_script() -> PageScript | None:
+    """`PAGE_SCRIPT` when it is there and was built from the `static/js` of now, else None
+    (the page then loads the ES modules themselves). A bundle older than its sources is
+    logged once per process, with the command that builds it again."""
+    if not PAGE_SCRIPT.is_file():
+        return None
+    body = PAGE_SCRIPT.read_bytes()
+    found = _BUILT_FROM.search(body[:300])
+    if found is None or found.group(1).decode() != page_sources_digest():
+        log.warning(
+            "%s was built from other sources than static/js: the page loads the modules "
+            "instead (node scripts/build-page-js.mjs builds it again)",
+            PAGE_SCRIPT,
+        )
+        return None
+    tag = hashlib.sha256(body).hexdigest()[:12]
+    return PageScript(body, gzip.compress(body, 9, mtime=0), tag)

@@ -12,7 +12,7 @@ def test_index_uses_only_local_assets(client):
     html = r.text
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
     assert re.search(r'src="/vendor/plotly-[0-9a-f]+\.min\.js"', html)
-    assert re.search(r'src="/static/v-[0-9a-f]+/js/main\.js"', html)
+    assert re.search(r'src="/static/v-[0-9a-f]+/js/main(-[0-9a-f]{12})?\.js"', html)
     # No inline executable script: only the JSON boot block.
     scripts = re.findall(r"<script([^>]*)>(.*?)</script>", html, re.S)
     for attrs, body in scripts:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from tests.browser.conftest import wait_rendered
+from tests.serverproc import start_server, stop_server
 
 pytestmark = pytest.mark.browser
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -137,15 +139,29 @@ new MutationObserver((records) => {
 FLOW = ["plot-input", "plot-pre_activation", "plot-hidden", "plot-output"]
 
 
-def test_a_phone_fetches_every_module_at_once_and_draws_one_chart_per_task(browser, server_url):  # type: ignore[no-untyped-def]
-    """Every module the page runs is announced in its <head> (`modulepreload`: the tree is
-    fetched at once, not level by level behind plotly.js); the charts below the fold are
-    drawn without scrolling, the flow in its order, each in a task of its own (the page is
-    never blocked for all of them at once)."""
+@pytest.fixture(scope="module")
+def modules_server_url() -> Iterator[str]:
+    """A server whose page loads the ES modules themselves (FFN_LAB_PAGE_SCRIPT=modules)."""
+    proc, base = start_server(env={"FFN_LAB_PAGE_SCRIPT": "modules"})
+    yield base
+    stop_server(proc)
+
+
+@pytest.mark.parametrize("page_script", ["bundle", "modules"])
+def test_a_phone_fetches_its_script_at_once_and_draws_one_chart_per_task(  # type: ignore[no-untyped-def]
+    browser, request, page_script
+):
+    """The page's script arrives in one go: the bundle (scripts/setup builds it) is the one
+    script of its own the page fetches; with the modules, every module it runs is announced
+    in its <head> (`modulepreload`: the tree is fetched at once, not level by level behind
+    plotly.js). The charts below the fold are drawn without scrolling, the flow in its
+    order, each in a task of its own (the page is never blocked for all of them at once)."""
+    server = "server_url" if page_script == "bundle" else "modules_server_url"
+    base = request.getfixturevalue(server)
     context, page = _phone(browser)
     try:
         page.add_init_script(CHART_TIMES)
-        page.goto(f"{server_url}/?lang=en")
+        page.goto(f"{base}/?lang=en")
         wait_rendered(page, timeout=TIMEOUT)
         preloaded = set(
             page.evaluate(
@@ -158,8 +174,12 @@ def test_a_phone_fetches_every_module_at_once_and_draws_one_chart_per_task(brows
                 ".filter((u) => u.includes('/static/') && u.endsWith('.js'))"
             )
         )
-        main = next(u for u in fetched if u.endswith("/js/main.js"))
-        assert fetched - {main} == preloaded
+        if page_script == "bundle":
+            assert len(fetched) == 1 and re.search(r"/js/main-[0-9a-f]{12}\.js$", fetched.pop())
+            assert not preloaded
+        else:
+            main = next(u for u in fetched if u.endswith("/js/main.js"))
+            assert fetched - {main} == preloaded and len(preloaded) > 20
         assert page.evaluate("() => window.scrollY") == 0
         times = dict(page.evaluate("() => window.ffnChartTimes"))
         in_view = page.evaluate(

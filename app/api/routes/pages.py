@@ -10,7 +10,14 @@ from fastapi.responses import HTMLResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from app.analysis import param_counts
-from app.api.assets import IMMUTABLE, REVALIDATE, module_graph, plotly_bundle
+from app.api.assets import (
+    IMMUTABLE,
+    REVALIDATE,
+    module_graph,
+    page_script,
+    plotly_bundle,
+    static_version,
+)
 from app.config import get_settings
 from app.model.activations import ACTIVATIONS
 from app.model.ffn import FFNConfig
@@ -18,6 +25,9 @@ from app.model.presets import PRESETS
 from app.paths import STATIC_DIR, TEMPLATES_DIR
 
 router = APIRouter(tags=["pages"], include_in_schema=False)
+page_script_router = APIRouter(tags=["pages"], include_in_schema=False)
+"""The page's bundled script: its URL lies under the versioned static prefix, so this router
+is included before the static files are mounted (app/main.py)."""
 templates = Jinja2Templates(directory=TEMPLATES_DIR)
 
 PANELS: tuple[str, ...] = (
@@ -115,7 +125,16 @@ def plotly_src() -> str:
     return f"/vendor/plotly-{plotly_bundle().tag}.min.js"
 
 
+def page_script_src() -> str:
+    """The page's bundled script's URL, under the modules' versioned prefix (its
+    `import.meta.url` resolves the catalogs as theirs do); "" when the page loads the ES
+    modules (`page_script` setting "modules", or no bundle as new as static/js)."""
+    bundle = page_script() if get_settings().page_script == "bundle" else None
+    return f"/static/{static_version()}/js/main-{bundle.tag}.js" if bundle else ""
+
+
 templates.env.globals["plotly_src"] = plotly_src
+templates.env.globals["page_script_src"] = page_script_src
 templates.env.globals["module_graph"] = module_graph
 
 
@@ -150,3 +169,19 @@ def get_plotly_js_tagged(request: Request, tag: str) -> Response:
     """plotly.js under the URL that names its content hash: cached for a year. Another tag
     (a page from before a new bundle) gets today's bundle, revalidated."""
     return _plotly_response(request, IMMUTABLE if tag == plotly_bundle().tag else REVALIDATE)
+
+
+@page_script_router.get("/static/{version}/js/main-{tag}.js")
+def get_page_script(request: Request, version: str, tag: str) -> Response:
+    """The page's bundled script (app.api.assets.page_script), gzipped when the browser
+    accepts it, cached for a year: its URL names the static files' version and its content
+    hash. 404 for another version or tag, or when the page loads the modules."""
+    bundle = page_script()
+    if bundle is None or version != static_version() or tag != bundle.tag:
+        return Response(status_code=404)
+    headers = {"cache-control": IMMUTABLE, "vary": "accept-encoding"}
+    body = bundle.body
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        body = bundle.gzipped
+        headers["content-encoding"] = "gzip"
+    return Response(body, media_type="text/javascript", headers=headers)
