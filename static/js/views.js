@@ -1,6 +1,6 @@
 // Rendering of the forward and perturbation answers: the flow, sparsity and perturbation
 // charts with their captions and notes (the readout beside the flow: readout.js).
-import { bars, binnedHistogram, forgetSizes, heatmap, histogram, inSight, maxAbs, robustRange, sizeOf } from "./charts.js";
+import { bars, binnedHistogram, forgetSizes, heatmap, histogram, inSight, levelTitles, maxAbs, robustRange, sizeOf } from "./charts.js";
 import { CELL_NUMBERS } from "./charts/common.js";
 import { count, magnitude, percent, signed, signedDigits } from "./format.js";
 import { sentences, t } from "./i18n.js";
@@ -192,19 +192,24 @@ export function renderFlow(data, { yLabels, rowsUpTo } = /** @type {{ yLabels?: 
     return { columns, range, clip };
   });
   for (const [key] of stages) sizeOf($(`plot-${key}`));
-  return Promise.all(
-    stages.map(([key, title, xTitle], i) => {
-      const { columns, range, clip } = parts[i];
-      const narrow = key === "input" || key === "output";
-      const first = firstInRow.includes(key);
-      return heatmap($(`plot-${key}`), data[key], {
+  const plots = stages.map(([key, title, xTitle], i) => {
+    const { columns, range, clip } = parts[i];
+    const narrow = key === "input" || key === "output";
+    const first = firstInRow.includes(key);
+    return {
+      el: $(`plot-${key}`),
+      z: data[key],
+      opts: {
         ...common, title, xTitle, filename: `ffn-${key}`, showScale: robust || !narrow,
         showYTitle: first, indexTicks: !first, columns, zmax: range?.zmax, clip,
         // train mode: the units dropout dropped (after the activation, before W2), marked ×
         marks: key === "hidden" && data.dropped ? data.dropped : undefined,
-      });
-    }),
-  );
+      },
+    };
+  });
+  // a token's row level across the plots of a row, whatever their x titles' lines
+  const leveled = levelTitles(plots);
+  return Promise.all(plots.map(({ el, z }, i) => heatmap(el, z, leveled[i])));
 }
 
 /**

@@ -157,7 +157,11 @@ def test_zh_titles_leave_no_character_alone_on_a_line(page, server_url, preset):
     wait_rendered(page, timeout=TIMEOUT)
     show(page, "#plot-histogram", TIMEOUT)
     show(page, "#flow", TIMEOUT)
-    titles = page.evaluate(TITLE_LINES)
+    # a blank line under a title is room kept level with a wrapped title beside it
+    titles = [
+        {**t, "lines": [line for line in t["lines"] if line.strip()]}
+        for t in page.evaluate(TITLE_LINES)
+    ]
     wrapped = [t for t in titles if len(t["lines"]) > 1]
     if preset == "transformer-base":  # its input's window title wraps: the check runs
         assert any(t["id"] == "plot-input" for t in wrapped), titles

@@ -257,12 +257,15 @@ CELLS = """() => ['input', 'pre_activation', 'hidden', 'output'].map((k) => {
 })"""
 
 
+@pytest.mark.parametrize("preset", ["default", "transformer-base"])
 @pytest.mark.parametrize("lang", ["en", "zh-CN"])
-def test_the_flow_cells_sit_level_side_by_side(page, server_url, lang):  # type: ignore[no-untyped-def]
-    """The default page at 1280x720: the four flow heatmaps in one row, cells from one top to
-    one bottom, so that a token's row sits level across the flow. The narrow input's x title
-    that would wrap ("feature (d_model)") drops its gloss (the hover keeps the whole title)."""
-    page.goto(f"{server_url}/?lang={lang}&tokens=12")
+def test_the_flow_cells_sit_level_side_by_side(page, server_url, lang, preset):  # type: ignore[no-untyped-def]
+    """The page at 1280x720: the four flow heatmaps in one row, cells from one top to one
+    bottom, so that a token's row sits level across the flow. The narrow input's x title
+    that would wrap ("feature (d_model)") drops its gloss (the hover keeps the whole title);
+    a windowed one that must wrap ("features 0–127" above "of 512") gives the plots of its
+    row a blank second line under theirs."""
+    page.goto(f"{server_url}/?lang={lang}&tokens=12&preset={preset}")
     wait_rendered(page)
     cells = page.evaluate(CELLS)
     assert len({top for top, _ in cells}) == 1 and len({bottom for _, bottom in cells}) == 1, cells

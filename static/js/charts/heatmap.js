@@ -56,9 +56,10 @@ export function columnWindow(cols, columns) {
  * opts: { title, xTitle, yTitle, zmax, yLabels, xLabels (a name per column, drawn whole),
  *         filename, showValues, format, shorten (value, digits) => text, showScale,
  *         showYTitle, columns: { start, width, total, index, label(first, last, total) },
- *         colorscale, zmin, sequential, clip: { zmax, beyond, note }, rowsUpTo }
+ *         colorscale, zmin, sequential, clip: { zmax, beyond, note }, rowsUpTo, titleLines }
  * `rowsUpTo`: the most rows the plot may get while it stays (the Tokens slider's most):
  * numbered rows keep the room of its widest number.
+ * `titleLines`: the lines the x title takes at least (levelTitles: the most in its row).
  * With `columns`, a window of real columns is drawn and the x axis says which
  * (label(first, last, total), e.g. "units 0–255 of 2048").
  */
@@ -71,15 +72,35 @@ export function heatmap(el, z, opts) {
   return whenVisible(el, () => drawHeatmap(el, z, rows, cols, opts));
 }
 
-function drawHeatmap(el, zAll, rows, cols, opts) {
+/**
+ * Heatmaps side by side, `{ el, z, opts }` each: their options with `titleLines`, the most
+ * lines an x title takes among the plots of its row on the page (containers with one top).
+ * A title that wraps in one plot of a row ("features 0–127" above "of 512" in a narrow
+ * input) gives the others a blank line under theirs, so that the row's plot areas keep one
+ * height and a token's row sits level across them. Reads sizes (one layout), draws nothing.
+ */
+export function levelTitles(items) {
+  const lines = items.map(({ el, z, opts }) => frameOf(el, z, z[0]?.length ?? 0, opts).xFit.lines);
+  // titles of one height need no rows (reading the plots' places may lay the page out)
+  if (lines.every((n) => n === lines[0])) return items.map(({ opts }) => ({ ...opts, titleLines: lines[0] }));
+  const tops = items.map(({ el }) => Math.round(el.getBoundingClientRect().top));
+  return items.map(({ opts }, i) => ({
+    ...opts,
+    titleLines: Math.max(...lines.filter((_, j) => tops[j] === tops[i])),
+  }));
+}
+
+/**
+ * Where a heatmap's parts go in its container, from its size and options alone: the window
+ * of columns drawn, the room of the y labels and title (left), of the colour bar (right),
+ * and the x title fitted to the width it may use. No DOM writes.
+ */
+function frameOf(el, zAll, cols, opts) {
   const win = columnWindow(cols, opts.columns);
   const windowed = win.from > 0 || win.to < cols || Boolean(opts.columns?.index);
   const z = windowed ? zAll.map((row) => row.slice(win.from, win.to)) : zAll;
+  const rows = z.length;
   const total = opts.columns?.total ?? cols;
-  el.dataset.windowStart = String(win.x[0] ?? 0);
-  el.dataset.windowStop = String((win.x[win.x.length - 1] ?? -1) + 1);
-  el.dataset.total = String(total);
-  el.dataset.clipped = String(opts.clip?.cells.length ?? 0);
   const { w, h } = sizeOf(el);
   const size = px(12);
   const lineH = size * 1.25;
@@ -110,8 +131,20 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   const centre = left + plotW / 2;
   const titleW = Math.max(40, Math.min(2 * Math.min(centre, w - centre) - 12, w - 16));
   const xFit = fitTitle(xTitle, titleW, size, h >= 150 ? 2 : 1);
+  return { win, windowed, z, total, h, size, lineH, showYTitle, yLabels, yText, rowDigits, printed, showScale, plotW, xTitle, titleW, xFit };
+}
+
+function drawHeatmap(el, zAll, rows, cols, opts) {
+  const { win, windowed, z, total, h, size, lineH, showYTitle, yLabels, yText, rowDigits, printed, showScale, plotW, xTitle, titleW, xFit } =
+    frameOf(el, zAll, cols, opts);
+  el.dataset.windowStart = String(win.x[0] ?? 0);
+  el.dataset.windowStop = String((win.x[win.x.length - 1] ?? -1) + 1);
+  el.dataset.total = String(total);
+  el.dataset.clipped = String(opts.clip?.cells.length ?? 0);
+  // as many lines as the row's widest title (levelTitles): the rest of them blank
+  const titleLines = xFit.text ? Math.max(xFit.lines, opts.titleLines ?? 1) : xFit.lines;
   const top = opts.title ? lineH + 14 : 10;
-  const plotH = Math.max(30, h - top - lineH * (1.3 + xFit.lines * 1.1) - 14);
+  const plotH = Math.max(30, h - top - lineH * (1.3 + titleLines * 1.1) - 14);
   const zmax = opts.zmax ?? maxAbs(z);
   const zmin = opts.zmin ?? -zmax;
   // Named rows (tokens): every row labelled, in a smaller font when they would crowd
@@ -162,7 +195,7 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
     const labelW = textWidth(String(cols - 1), size) + size * 1.5;
     Object.assign(xaxis, { type: "linear", tick0: 0, dtick: integerDtick(cols, fitting(plotW, labelW, 1)) });
   }
-  xaxis.title.text = xFit.text;
+  xaxis.title.text = xFit.text + "<br>\u00a0".repeat(titleLines - xFit.lines);
   xaxis.title.ffnText = xTitle;
   const rowsFit = rowF.all ? rows : fitting(plotH, lineH * 1.1, 1);
   const yaxis = axis(showYTitle ? opts.yTitle : "", plotH, { autorange: "reversed" });
