@@ -151,10 +151,14 @@ def _plotly_response(request: Request, cache_control: str) -> Response:
     }
     if etag in request.headers.get("if-none-match", ""):
         return Response(status_code=304, headers=headers)
-    body = bundle.body
+    return _script(request, bundle.body, bundle.gzipped, headers)
+
+
+def _script(request: Request, body: bytes, gzipped: bytes, headers: dict[str, str]) -> Response:
+    """A script made once in both forms: gzipped when the browser accepts it, else plain."""
     if "gzip" in request.headers.get("accept-encoding", ""):
-        body = bundle.gzipped
-        headers["content-encoding"] = "gzip"
+        body = gzipped
+        headers = {**headers, "content-encoding": "gzip"}
     return Response(body, media_type="text/javascript", headers=headers)
 
 
@@ -180,8 +184,4 @@ def get_page_script(request: Request, version: str, tag: str) -> Response:
     if bundle is None or version != static_version() or tag != bundle.tag:
         return Response(status_code=404)
     headers = {"cache-control": IMMUTABLE, "vary": "accept-encoding"}
-    body = bundle.body
-    if "gzip" in request.headers.get("accept-encoding", ""):
-        body = bundle.gzipped
-        headers["content-encoding"] = "gzip"
-    return Response(body, media_type="text/javascript", headers=headers)
+    return _script(request, bundle.body, bundle.gzipped, headers)
