@@ -38,11 +38,13 @@ await build({
       'var Plotly = require("plotly.js/lib/core");',
       `Plotly.register([${TRACES.map((name) => `require("plotly.js/lib/${name}")`).join(", ")}]);`,
       // plotly.js's own steps of a plot, which its restyle and react run after supplying the
-      // whole figure's defaults again: the colour-bar step, and the axis steps (the autorange
-      // of one axis, the drawing of some axes only). A heatmap's repaint
-      // (static/js/charts/repaint.js) sets its new values, rows and range where the defaults
-      // put them and runs only the steps whose picture changed.
-      'Plotly.subroutines = { doColorBars: require("plotly.js/src/plot_api/subroutines").doColorBars,',
+      // whole figure's defaults again: the colour-bar step, the axis steps (the autorange
+      // of one axis, the drawing of some axes only) and the drawing of the data and of the
+      // shapes on the axes. A heatmap's or a histogram's repaint (static/js/charts/repaint.js,
+      // repaint-bars.js) sets its new values, rows and range where the defaults put them and
+      // runs only the steps whose picture changed.
+      'var steps = require("plotly.js/src/plot_api/subroutines");',
+      'Plotly.subroutines = { doColorBars: steps.doColorBars, drawData: steps.drawData,',
       '  drawAxes: require("plotly.js/src/plots/cartesian/axes").draw,',
       '  doAutoRange: require("plotly.js/src/plots/cartesian/autorange").doAutoRange };',
       "module.exports = Plotly;",

@@ -49,6 +49,7 @@ FRESH = """async (ids) => {
       box: image && ['x', 'y', 'width', 'height'].map((a) => image.getAttribute(a)),
       bar: [...g.querySelectorAll('.colorbar text')].map((t) => t.textContent),
       bars: [...g.querySelectorAll('.barlayer .point path')].map((p) => p.getAttribute('d')),
+      shapes: [...g.querySelectorAll('.shapelayer path')].map((p) => p.getAttribute('d')),
       texts: [...g.querySelectorAll('.barlayer .point text')].map((t) =>
         [t.textContent, t.getAttribute('transform'), t.getAttribute('x'), t.getAttribute('y')]),
       // each tick label with its place (the order of the nodes is not part of the picture)
@@ -311,4 +312,60 @@ def test_a_new_input_seed_repaints_the_sparsity_bars_on_their_axes(page, server_
     page.wait_for_function("() => window.ffnHover !== undefined")
     hover = page.evaluate("() => window.ffnHover")
     assert hover["y"] == sent["sparsity"]["per_token"][hover["at"]]
+    assert page.recorder.errors == []
+
+
+def test_a_new_input_seed_repaints_the_histogram_on_its_new_axes(page, server_url):  # type: ignore[no-untyped-def]
+    """The pre-activation histogram's bins move with the values: a value step gives it new
+    counts over new edges, drawn by Plotly's own steps (both axes ranged and drawn again,
+    then the bars and the zero line) as Plotly draws them from scratch, and hover reads the
+    new counts and edges."""
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
+    wait_rendered(page)
+    show(page, "#plot-histogram")
+    page.evaluate(SPY)
+    page.evaluate(
+        """() => { const el = document.getElementById('plot-histogram');
+             window.ffnBefore = { repaints: el.ffnRepaints ?? 0,
+               range: el._fullLayout.xaxis.range }; }"""
+    )
+    with page.expect_response(lambda r: r.url.endswith("/api/forward")) as answer:
+        _step_seed(page, 7)
+    sent = answer.value.json()["pre_activation_histogram"]
+    page.wait_for_function(
+        """() => (document.getElementById('plot-histogram').ffnRepaints ?? 0)
+             > window.ffnBefore.repaints"""
+    )
+    calls = page.evaluate("() => window.ffnCalls")
+    assert not [c for c in calls if c.endswith(":plot-histogram")], calls
+    drawn = page.evaluate(
+        """() => { const el = document.getElementById('plot-histogram');
+             return { y: el.data[0].y, edges: el.data[0].customdata,
+               range: el._fullLayout.xaxis.range }; }"""
+    )
+    assert drawn["y"] == sent["counts"]
+    assert drawn["edges"] == [
+        [a, b] for a, b in zip(sent["edges"], sent["edges"][1:], strict=False)
+    ]
+    # the bins moved, and the x axis with them
+    assert drawn["range"] != page.evaluate("() => window.ffnBefore.range")
+    slack = 1e-9 * (sent["edges"][-1] - sent["edges"][0])  # the centres +- half a width
+    assert drawn["range"][0] <= sent["edges"][0] + slack
+    assert drawn["range"][1] >= sent["edges"][-1] - slack
+    pictures = page.evaluate(FRESH, ["plot-histogram"])["plot-histogram"]
+    assert pictures["page"]["bars"] and pictures["page"]["shapes"] and pictures["page"]["ticks"]
+    assert pictures["page"] == pictures["fresh"]
+    page.evaluate(
+        """() => document.getElementById('plot-histogram').on('plotly_hover', (d) => {
+             window.ffnHover = { y: d.points[0].y, at: d.points[0].pointNumber,
+               edges: d.points[0].customdata }; })"""
+    )
+    tallest = max(range(len(sent["counts"])), key=lambda i: sent["counts"][i])
+    box = page.locator("#plot-histogram .barlayer .point path").nth(tallest).bounding_box()
+    assert box
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] - 2)
+    page.wait_for_function("() => window.ffnHover !== undefined")
+    hover = page.evaluate("() => window.ffnHover")
+    assert hover["y"] == sent["counts"][hover["at"]]
+    assert hover["edges"] == sent["edges"][hover["at"] : hover["at"] + 2]
     assert page.recorder.errors == []

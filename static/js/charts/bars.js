@@ -2,6 +2,7 @@
 import { categoryTicks, fitting, linearDtick, rowFont, textWidth } from "../fit.js";
 import { ACCENT, axis, baseLayout, logTicks, MUTED, px, react, shortLabels, sizeOf } from "./common.js";
 import { unchanged, whenVisible } from "./redraw.js";
+import { repaintBars, repaintHistogram } from "./repaint-bars.js";
 
 /**
  * A bar chart. opts: { title, xTitle, yTitle, text, colors, filename, yRange }. Bars named
@@ -94,51 +95,6 @@ function barFrame(trace, layout) {
 }
 
 /**
- * New sizes and printed values of the same bars (one trace, the same positions, a fixed
- * value axis), drawn by Plotly's own bar layer alone, as `repaintValues` does for a heatmap
- * (static/js/charts/repaint.js): a new y given to Plotly (restyle or react) runs its whole
- * plot again, axes and tick labels, margins, then the bars. Here the sizes replace the old
- * ones where Plotly keeps them (the figure's data; its full trace, whose text Plotly
- * prints; the calculated data: each bar's size `s`, which hover reads, its top, its far
- * end `s1`, which the drawing reads, and its text `tx`), the bar module's own `plot` draws
- * the bars and their texts in the drawn layer and its `style` styles them;
- * `plotly_afterplot` follows. Returns false (nothing changed) when the drawn
- * figure is not one this can repaint: the caller then gives it to Plotly.react.
- * Source: plotly.js src/traces/bar/calc.js, cross_trace_calc.js (setBaseAndTop,
- * collectExtents), plot.js, style.js.
- */
-function repaintBars(el, trace) {
-  const full = el._fullData?.[0];
-  const cd = el.calcdata?.[0];
-  const plotinfo = el._fullLayout?._plots?.xy;
-  const layer = plotinfo?.plot?.select?.("g.barlayer");
-  const old = el.data?.[0];
-  const paint = full?._module?.plot;
-  const style = full?._module?.style;
-  const sLetter = trace.orientation === "h" ? "x" : "y";
-  const sizes = trace[sLetter];
-  const axis = el._fullLayout?.[sLetter === "x" ? "xaxis" : "yaxis"];
-  if (!old || !cd || !layer || layer.empty() || typeof paint !== "function" || typeof style !== "function"
-    || typeof el.emit !== "function" || el.data.length !== 1 || full.type !== "bar" || axis?.autorange !== false
-    || cd.length !== sizes.length || !sizes.every(Number.isFinite) || !cd.every((di) => di.b === 0)) return false;
-  old[sLetter] = sizes;
-  full[sLetter] = sizes;
-  old.text = trace.text;
-  full.text = trace.text;
-  cd.forEach((di, i) => {
-    di.s = sizes[i];
-    di[sLetter] = di.b + sizes[i]; // the bar's top (setBaseAndTop)
-    di.s1 = di.s0 + sizes[i]; // its far end (collectExtents)
-    if (trace.text) di.tx = trace.text[i];
-  });
-  paint(el, plotinfo, [cd], layer);
-  style(el);
-  el.ffnRepaints = (el.ffnRepaints ?? 0) + 1; // for the tests: values drawn by this path
-  el.emit("plotly_afterplot");
-  return true;
-}
-
-/**
  * A histogram already binned (by the server, over a full tensor): bars over equal-width
  * bins with a vertical line at zero. edges [bins + 1], counts [bins].
  * opts: { title, xTitle, yTitle, filename }
@@ -159,7 +115,16 @@ function drawBinned(el, edges, counts, opts) {
     customdata: counts.map((_, i) => [edges[i], edges[i + 1]]),
     hovertemplate: `[%{customdata[0]:.3~g}, %{customdata[1]:.3~g}): %{y}<extra></extra>`,
   };
-  return react(el, [trace], zeroLineLayout(el, opts));
+  const layout = zeroLineLayout(el, opts);
+  // New counts over new edges (a seed, a perturbation) in the same frame: the bars and both
+  // axes drawn by Plotly's own steps, the titles, margins and layout kept.
+  const { x, y, width, customdata, ...look } = trace;
+  const frame = JSON.stringify([look, x.length, layout]);
+  if (el.ffnFrame !== frame) {
+    el.ffnFrame = frame;
+    return react(el, [trace], layout);
+  }
+  return repaintHistogram(el, trace).then((done) => (done ? el : react(el, [trace], layout)));
 }
 
 /** The layout of both histograms: bars with a vertical line at zero. */
