@@ -486,7 +486,8 @@ def measure(plan: Plan, with_browser: bool) -> tuple[list[Row], dict[str, Any]]:
 
 def measure_page(plan: Plan) -> tuple[list[Row], dict[str, Any]]:
     """The page's figures (benchmarks/page.py) on one server that keeps no answers (each
-    step computed), then the L request ratio on the same server after the browser ran."""
+    step computed), then the L request ratio on the same server after the browser ran, and
+    again while a headless Chromium page spins a core."""
     from benchmarks import page
 
     raw: dict[str, Any] = {"load_average_start": load_average(), "cpus": os.cpu_count()}
@@ -501,6 +502,12 @@ def measure_page(plan: Plan) -> tuple[list[Row], dict[str, Any]]:
             found += page.drag_rows(server.base)
             rows += [Row(**r) for r in found]
         rows += [Row(**r) for r in page.l_ratio_rows(server.base, plan.latency_count // 2)]
+        if chromium_available():
+            with page.busy_browser():
+                busy = page.l_ratio_rows(
+                    server.base, plan.latency_count // 2, ", a Chromium page spinning a core"
+                )
+            rows += [Row(**r) for r in busy]
     raw["load_average_end"] = load_average()
     return rows, raw
 
