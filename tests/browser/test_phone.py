@@ -122,6 +122,32 @@ def test_the_language_switch_changes_the_status_line_too(browser, server_url):  
         context.close()
 
 
+def test_the_chinese_tagline_wraps_between_words(browser, server_url):  # type: ignore[no-untyped-def]
+    """On a phone the zh-CN tagline takes two lines; the break falls at a space or after
+    the comma, never inside a word such as 实时 ("live")."""
+    context, page = _phone(browser)
+    try:
+        page.goto(f"{server_url}/?lang=zh-CN")
+        page.wait_for_function("() => document.documentElement.lang === 'zh-CN'")
+        lines = page.evaluate(
+            """() => { const node = document.querySelector('.tagline').firstChild;
+              const text = node.textContent;
+              const tops = [...text].map((_, i) => { const r = document.createRange();
+                r.setStart(node, i); r.setEnd(node, i + 1);
+                return Math.round(r.getBoundingClientRect().top); });
+              const out = [];
+              [...text].forEach((ch, i) => {
+                if (i === 0 || tops[i] !== tops[i - 1]) out.push('');
+                out[out.length - 1] += ch; });
+              return out; }"""
+        )
+        assert len(lines) >= 2, lines  # the case this checks: the tagline wraps
+        for before, after in zip(lines, lines[1:], strict=False):
+            assert before.endswith((" ", "，")) or after.startswith(" "), lines
+    finally:
+        context.close()
+
+
 CHART_TIMES = """
 window.ffnChartTimes = [];
 new MutationObserver((records) => {

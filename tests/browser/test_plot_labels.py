@@ -159,6 +159,31 @@ def test_colour_bars_label_zero_without_a_sign(page, server_url):  # type: ignor
 
 @pytest.mark.slow
 @needs_minilm
+def test_an_exact_zero_reads_0_on_hover(page, server_url):  # type: ignore[no-untyped-def]
+    """ReLU leaves exact zeros in the hidden heatmap: hover names them "0", not "+0"."""
+    page.goto(f"{server_url}/?activation=relu")
+    wait_rendered(page)
+    at = page.evaluate(
+        """() => { const el = document.getElementById('plot-hidden');
+          const z = el.data[0].z;
+          for (let r = 0; r < z.length; r++) for (let c = 0; c < z[r].length; c++) {
+            if (z[r][c] === 0) {
+              const { xaxis, yaxis } = el._fullLayout;
+              const box = el.querySelector('.nsewdrag').getBoundingClientRect();
+              const x = el._fullData[0].x ? el._fullData[0].x[c] : c;
+              const y = el._fullData[0].y ? el._fullData[0].y[r] : r;
+              return [box.left + xaxis.d2p(x), box.top + yaxis.d2p(y)];
+            } }
+          return null; }"""
+    )
+    assert at, "no exact zero in the hidden heatmap"
+    page.mouse.move(*at)
+    label = page.locator("#plot-hidden .hoverlayer .hovertext").first
+    label.wait_for()
+    lines = [t.text_content() for t in label.locator("tspan.line").all()]
+    assert lines[-1] == "0", lines
+
+
 def test_stack_heatmaps_name_the_tokens_on_x(page, server_url):  # type: ignore[no-untyped-def]
     page.goto(f"{server_url}/?source=text&panel=stack&text={TEXT.replace(' ', '+')}")
     wait_rendered(page)
