@@ -7,6 +7,7 @@ The layout at every phone and tablet size is measured in tests/browser/test_layo
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterator
@@ -142,7 +143,7 @@ def test_the_chinese_tagline_wraps_between_words(browser, server_url):  # type: 
               return out; }"""
         )
         assert len(lines) >= 2, lines  # the case this checks: the tagline wraps
-        for before, after in zip(lines, lines[1:], strict=False):
+        for before, after in itertools.pairwise(lines):
             assert before.endswith((" ", "，")) or after.startswith(" "), lines
     finally:
         context.close()

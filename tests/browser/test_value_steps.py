@@ -369,3 +369,36 @@ def test_a_new_input_seed_repaints_the_histogram_on_its_new_axes(page, server_ur
     assert hover["y"] == sent["counts"][hover["at"]]
     assert hover["edges"] == sent["edges"][hover["at"] : hover["at"] + 2]
     assert page.recorder.errors == []
+
+
+def test_new_bins_whose_counts_need_wider_labels_get_new_margins_from_plotly(page, server_url):  # type: ignore[no-untyped-def]
+    """Tokens 6 -> 64 gives the histogram ten times the values: its counts' labels take a
+    third digit, and Plotly's automargin draws the whole figure again from the new bins.
+    The picture is the new figure drawn from scratch, drawn once, with one
+    plotly_afterplot and no Plotly call from the page."""
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
+    wait_rendered(page)
+    show(page, "#plot-histogram")
+    page.evaluate(
+        """() => { const el = document.getElementById('plot-histogram');
+           window.ffnBefore = [el.ffnBinRepaints ?? 0, el._fullLayout._size.l];
+           window.ffnAfterplots = 0;
+           el.on('plotly_afterplot', () => { window.ffnAfterplots += 1; }); }"""
+    )
+    page.evaluate(SPY)
+    sent = _step_tokens(page, 64)["pre_activation_histogram"]
+    page.wait_for_function(
+        """() => (document.getElementById('plot-histogram').ffnBinRepaints ?? 0)
+             > window.ffnBefore[0]"""
+    )
+    assert page.evaluate("() => window.ffnAfterplots") == 1
+    calls = page.evaluate("() => window.ffnCalls")
+    assert not [c for c in calls if c.endswith(":plot-histogram")], calls
+    left = page.evaluate("() => document.getElementById('plot-histogram')._fullLayout._size.l")
+    assert left > page.evaluate("() => window.ffnBefore[1]")
+    assert (
+        page.evaluate("() => document.getElementById('plot-histogram').data[0].y") == sent["counts"]
+    )
+    pictures = page.evaluate(FRESH, ["plot-histogram"])["plot-histogram"]
+    assert pictures["page"] == pictures["fresh"]
+    assert page.recorder.errors == []

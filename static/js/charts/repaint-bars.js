@@ -109,5 +109,6 @@ export async function repaintHistogram(el, trace) {
     el.ffnRepaints = (el.ffnRepaints ?? 0) + 1; // for the tests: values drawn by this path
   }
   el.emit("plotly_afterplot");
+  el.ffnBinRepaints = (el.ffnBinRepaints ?? 0) + 1; // for the tests: new bins drawn from here
   return true;
 }
