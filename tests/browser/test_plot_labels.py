@@ -160,7 +160,8 @@ def test_colour_bars_label_zero_without_a_sign(page, server_url):  # type: ignor
 @pytest.mark.slow
 @needs_minilm
 def test_an_exact_zero_reads_0_on_hover(page, server_url):  # type: ignore[no-untyped-def]
-    """ReLU leaves exact zeros in the hidden heatmap: hover names them "0", not "+0"."""
+    """ReLU leaves exact zeros in the hidden heatmap: hover names the value by its plot
+    ("Hidden act(·) = 0"), and an exact zero reads "0", not "+0"."""
     page.goto(f"{server_url}/?activation=relu")
     wait_rendered(page)
     at = page.evaluate(
@@ -181,7 +182,8 @@ def test_an_exact_zero_reads_0_on_hover(page, server_url):  # type: ignore[no-un
     label = page.locator("#plot-hidden .hoverlayer .hovertext").first
     label.wait_for()
     lines = [t.text_content() for t in label.locator("tspan.line").all()]
-    assert lines[-1] == "0", lines
+    title = page.evaluate("() => document.getElementById('plot-hidden').layout.title.ffnText")
+    assert lines[-1] == f"{title} = 0", lines
 
 
 def test_stack_heatmaps_name_the_tokens_on_x(page, server_url):  # type: ignore[no-untyped-def]

@@ -263,7 +263,9 @@ def heatmap(
         zmid=0,
         colorscale=DIVERGING,
         colorbar=colorbar,
-        hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>%{{z:.4~g}}<extra></extra>",
+        hovertemplate=(
+            f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{title} = %{{z:.4~g}}<extra></extra>"
+        ),
     )
     layout = _layout(title, x_title, y_title)
     # index axes: ticks on whole cells only (Plotly's own would fall on 0.5, 1.5 of a few cells)

@@ -166,7 +166,9 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
       ...(opts.clip ? { len: 0.72, y: 0, yanchor: "bottom" } : { len: 1 }),
       title: opts.clip ? { text: opts.clip.bar, side: "top", font: { size: px(10) } } : undefined,
     },
-    hovertemplate: `${opts.yTitle} %{y}<br>${opts.xTitle} %{x}<br>%{z:.4~g}<extra></extra>`,
+    // the value named by the plot's title ("Hidden act(·) = 0.1064"); "+" is not forced: an
+    // exact zero (a unit ReLU turned off) reads "0"
+    hovertemplate: `${opts.yTitle} %{y}<br>${opts.xTitle} %{x}<br>${opts.title ? `${opts.title} = ` : ""}%{z:.4~g}<extra></extra>`,
   };
   if (!opts.sequential) trace.zmid = 0;
   if (yLabels) trace.y = yLabels;
