@@ -7,9 +7,11 @@ import re
 
 import numpy as np
 import plotly.graph_objects as go
+import pytest
 
 from app import lab
 from app.lab.figures.panels import DIVERGING
+from app.lab.figures.parts import DIVERGING_POSITIVE
 
 
 def _heatmaps(fig: go.Figure) -> list[go.Heatmap]:
@@ -33,6 +35,22 @@ def test_flow_draws_every_stage_with_its_shape() -> None:
     titles = [_words(a.text) for a in fig.layout.annotations]
     assert any("hidden [6 × 64]" in t for t in titles)
     json.loads(fig.to_json())  # serialisable for write_html / fig.show()
+
+
+def test_relu_hidden_is_drawn_on_the_upper_half_of_the_scale() -> None:
+    """ReLU's hidden units are never negative: [0, max] on the diverging scale's upper half,
+    ticks from 0 up, as the page draws them; the signed stages keep the whole scale."""
+    r = lab.forward(d_model=16, d_ff=64, activation="relu", num_tokens=6)
+    maps = dict(
+        zip(["input", "pre_activation", "hidden", "output"], _heatmaps(lab.flow(r)), strict=True)
+    )
+    hidden = maps["hidden"]
+    assert hidden.zmin == 0 and hidden.zmax == pytest.approx(float(np.max(r["hidden"])))
+    assert hidden.zmid is None
+    assert [list(c) for c in hidden.colorscale] == DIVERGING_POSITIVE
+    assert min(hidden.colorbar.tickvals) == 0 and len(hidden.colorbar.tickvals) >= 3
+    assert maps["pre_activation"].zmin == -maps["pre_activation"].zmax
+    assert [list(c) for c in maps["pre_activation"].colorscale] == DIVERGING
 
 
 def test_gated_flow_has_up() -> None:

@@ -20,6 +20,12 @@ from app.paths import STATIC_DIR
 
 # ColorBrewer RdBu (colour-blind safe): blue < 0 < red, white at 0.
 DIVERGING: list[list[Any]] = RULES["diverging"]
+DIVERGING_POSITIVE: list[list[Any]] = [
+    [(at - 0.5) * 2, colour] for at, colour in DIVERGING if at >= 0.5
+]
+"""The diverging scale's upper half, white at 0 to red: signed values that are never negative
+(ReLU's hidden units) keep each value's colour without a blue half (as on the page:
+static/js/charts/common.js)."""
 ACCENT: str = RULES["accent"]
 MUTED: str = RULES["muted"]
 ROBUST_QUANTILE: float = RULES["robust_quantile"]
@@ -199,9 +205,18 @@ def _signed_label(v: float) -> str:
     return ("+" if v > 0 else "−") + text
 
 
-def signed_ticks(zmax: float, n: int = 5) -> dict[str, Any]:
+def signed_ticks(zmax: float, n: int = 5, positive: bool = False) -> dict[str, Any]:
     """Colour-bar ticks of [-zmax, zmax]: zero and nice steps either side, about `n` in all
-    (as static/js/fit.js `signedTicks`). Returns Plotly colorbar fields."""
+    (as static/js/fit.js `signedTicks`); with `positive`, of [0, zmax] (a bar of positive
+    values only: twice the steps on its side). Returns Plotly colorbar fields."""
+    if positive:
+        ticks = signed_ticks(zmax, 2 * n - 1)
+        kept = [(v, t) for v, t in zip(ticks["tickvals"], ticks["ticktext"], strict=True) if v >= 0]
+        return {
+            "tickmode": "array",
+            "tickvals": [v for v, _ in kept],
+            "ticktext": [t for _, t in kept],
+        }
     m = abs(zmax)
     if not m > 0:
         values = [0.0]
@@ -229,17 +244,25 @@ def heatmap(
     zmax: float | None = None,
     clip_title: str | None = None,
 ) -> go.Figure:
-    """A signed heatmap [rows, cols] with a symmetric colour range around 0.
+    """A signed heatmap [rows, cols] with a symmetric colour range around 0; values none
+    of which is negative (ReLU's hidden units) with no `zmax` given: [0, max] on the scale's
+    upper half (`DIVERGING_POSITIVE`), each value in the colour the whole scale gives it.
 
     `x_labels`: the real column index of each drawn column (a window of a wider tensor).
     `clip_title`: the range `zmax` clips values (a robust range): the cells beyond it are
     marked × (a second trace) and the colour bar carries this title, as on the page.
     """
     values = np.asarray(z, dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    positive = zmax is None and finite.size > 0 and finite.min() >= 0 and finite.max() > 0
     if zmax is None:
         zmax = float(np.max(np.abs(values))) if values.size else 0.0
     zmax = zmax or 1e-12
-    colorbar: dict[str, Any] = {"thickness": 10, "outlinewidth": 0, **signed_ticks(zmax)}
+    colorbar: dict[str, Any] = {
+        "thickness": 10,
+        "outlinewidth": 0,
+        **signed_ticks(zmax, positive=bool(positive)),
+    }
     traces: list[Any] = []
     rows, cols = np.nonzero(np.abs(values) > zmax) if values.ndim == 2 else ((), ())
     if clip_title is not None and len(rows):
@@ -258,10 +281,10 @@ def heatmap(
     trace = go.Heatmap(
         z=values,
         x=x_labels,
-        zmin=-zmax,
+        zmin=0 if positive else -zmax,
         zmax=zmax,
-        zmid=0,
-        colorscale=DIVERGING,
+        zmid=None if positive else 0,
+        colorscale=DIVERGING_POSITIVE if positive else DIVERGING,
         colorbar=colorbar,
         hovertemplate=(
             f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>{title} = %{{z:.4~g}}<extra></extra>"

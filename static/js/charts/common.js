@@ -9,6 +9,10 @@ import RULES from "./rules.json" with { type: "json" };
 // Python figures read too (app/lab/figures/rules.py): rules.json.
 // ColorBrewer RdBu (colour-blind safe), blue < 0 < red, white at exactly 0.
 export const DIVERGING = RULES.diverging;
+// Its upper half, white at 0 to red, for signed values that are never negative (ReLU's
+// hidden units): the same colour for the same value, without a blue half no value takes.
+export const DIVERGING_POSITIVE = DIVERGING.filter(([at]) => Number(at) >= 0.5)
+  .map(([at, colour]) => [(Number(at) - 0.5) * 2, colour]);
 // ColorBrewer Blues (sequential, colour-blind safe): for values in [0, 1] such as attention
 // weights, where 0 is "none" rather than the middle of a signed range.
 export const SEQUENTIAL = RULES.sequential;

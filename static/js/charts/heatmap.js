@@ -2,7 +2,7 @@
 // of real columns named on the axis, robust colour ranges with the clipped cells marked.
 /* global Plotly */
 import { categoryTicks, fitTitle, fitting, integerDtick, rowFont, signedTicks, textWidth } from "../fit.js";
-import { axis, baseLayout, CELL_NUMBERS, DIVERGING, px, react, rootScale, ROBUST_QUANTILE, shortLabels, sizeOf } from "./common.js";
+import { axis, baseLayout, CELL_NUMBERS, DIVERGING, DIVERGING_POSITIVE, px, react, rootScale, ROBUST_QUANTILE, shortLabels, sizeOf } from "./common.js";
 import { unchanged, whenVisible } from "./redraw.js";
 import { repaintRows, restyleValues } from "./repaint.js";
 
@@ -25,6 +25,13 @@ export function robustRange(matrix, q = ROBUST_QUANTILE) {
  * The largest |value| of a matrix; 1 for a matrix of zeros (every hidden unit of a tiny ReLU
  * layer can be 0): it draws white on a −1..+1 bar, not on a bar of ±1e-12 with "+5e-13" ticks.
  */
+/** The smallest finite value of a matrix (Infinity when it has none). */
+function minOf(matrix) {
+  let m = Infinity;
+  for (const row of matrix) for (const v of row) if (Number.isFinite(v) && v < m) m = v;
+  return m;
+}
+
 export function maxAbs(matrix) {
   let m = 0;
   for (const row of matrix) for (const v of row) if (Math.abs(v) > m) m = Math.abs(v);
@@ -146,7 +153,12 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
   const top = opts.title ? lineH + 14 : 10;
   const plotH = Math.max(30, h - top - lineH * (1.3 + titleLines * 1.1) - 14);
   const zmax = opts.zmax ?? maxAbs(z);
-  const zmin = opts.zmin ?? -zmax;
+  // Signed values none of which is negative (ReLU's hidden units), on a range of their own:
+  // the signed scale's upper half from 0, so that the colour bar shows no blue half (and no
+  // "−1") that no drawn value takes. Each value keeps the colour the whole scale gives it.
+  const positive = !opts.sequential && opts.zmax === undefined && opts.zmin === undefined && minOf(z) >= 0
+    && z.some((row) => row.some((v) => v > 0));
+  const zmin = opts.zmin ?? (positive ? 0 : -zmax);
   // Named rows (tokens): every row labelled, in a smaller font when they would crowd
   const rowF = yLabels ? rowFont(rows, plotH, size, Math.min(size, px(9))) : { size, all: false };
   const nticks = fitting(plotH * (opts.clip ? 0.7 : 1), lineH * 1.8, 2);
@@ -155,13 +167,14 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
     z,
     zmin,
     zmax,
-    colorscale: opts.colorscale ?? DIVERGING,
+    colorscale: opts.colorscale ?? (positive ? DIVERGING_POSITIVE : DIVERGING),
     showscale: showScale,
     colorbar: {
       thickness: Math.round(8 * rootScale()), outlinewidth: 0, tickfont: { size },
       ticklabeloverflow: "allow", // its labels have their room (the margin): not measured again
       // signed: "+1", "0", "−1" (a "+" format would print "+0"); sequential: Plotly's ticks
-      ...(opts.sequential ? { tickformat: ".2~g", nticks } : signedTicks(zmin, zmax, nticks)),
+      // (a bar of positive values only has all its length for them: twice the steps)
+      ...(opts.sequential ? { tickformat: ".2~g", nticks } : signedTicks(zmin, zmax, positive && nticks >= 3 ? 2 * nticks - 1 : nticks)),
       // with a note on top, the bar is shorter so that its top label stays clear of the note
       ...(opts.clip ? { len: 0.72, y: 0, yanchor: "bottom" } : { len: 1 }),
       title: opts.clip ? { text: opts.clip.bar, side: "top", font: { size: px(10) } } : undefined,
@@ -170,7 +183,7 @@ function drawHeatmap(el, zAll, rows, cols, opts) {
     // exact zero (a unit ReLU turned off) reads "0"
     hovertemplate: `${opts.yTitle} %{y}<br>${opts.xTitle} %{x}<br>${opts.title ? `${opts.title} = ` : ""}%{z:.4~g}<extra></extra>`,
   };
-  if (!opts.sequential) trace.zmid = 0;
+  if (!opts.sequential && !positive) trace.zmid = 0;
   if (yLabels) trace.y = yLabels;
   const xaxis = axis(xTitle, titleW, {});
   if (windowed && win.consecutive) {
