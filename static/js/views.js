@@ -1,10 +1,10 @@
 // Rendering of the forward and perturbation answers: the flow, sparsity and perturbation
 // charts with their captions and notes (the readout beside the flow: readout.js).
-import { bars, binnedHistogram, forgetSizes, heatmap, histogram, inSight, levelTitles, maxAbs, robustRange, sizeOf } from "./charts.js";
+import { bars, binnedHistogram, columnsThatFit, forgetSizes, heatmap, histogram, inSight, levelTitles, maxAbs, robustRange, sizeOf } from "./charts.js";
 import { CELL_NUMBERS } from "./charts/common.js";
 import { count, magnitude, percent, signed, signedDigits } from "./format.js";
 import { sentences, t } from "./i18n.js";
-import { columnsFor } from "./windows.js";
+import { columnsFor, fitWindows } from "./windows.js";
 import { setAttr, setHidden, setText } from "./dom.js";
 
 /** @param {string} id */
@@ -182,30 +182,37 @@ export function renderFlow(data, { yLabels, rowsUpTo } = /** @type {{ yLabels?: 
   const robust = Boolean(data.config.model);
   renderWeights(data);
   droppedNote(data);
-  // Every caption first, then the plots' sizes in one layout, then the drawing: a caption
-  // written between two plots made Plotly's next size read lay out the whole page again.
-  const parts = stages.map(([key]) => {
-    const columns = columnsFor(KIND[key], data, key);
-    const range = robust ? robustRange(data[key]) : null;
-    const clip = clipOf(range);
-    caption($(`shape-${key}`), key, data, columns, clip);
-    return { columns, range, clip };
-  });
-  for (const [key] of stages) sizeOf($(`plot-${key}`));
-  const plots = stages.map(([key, title, xTitle], i) => {
-    const { columns, range, clip } = parts[i];
+  const shown = stages.map(([key, title, xTitle]) => {
     const narrow = key === "input" || key === "output";
     const first = firstInRow.includes(key);
     return {
+      key,
       el: $(`plot-${key}`),
-      z: data[key],
       opts: {
         ...common, title, xTitle, filename: `ffn-${key}`, showScale: robust || !narrow,
-        showYTitle: first, indexTicks: !first, columns, zmax: range?.zmax, clip,
+        showYTitle: first, indexTicks: !first,
         // train mode: the units dropout dropped (after the activation, before W2), marked ×
         marks: key === "hidden" && data.dropped ? data.dropped : undefined,
       },
     };
+  });
+  // The plots' sizes in one layout, then each window's width (no more columns than the
+  // narrowest of its plots shows one per pixel), then every caption (they name the drawn
+  // columns), then the drawing: a caption written between two plots made Plotly's next
+  // size read lay out the whole page again.
+  const fit = {};
+  for (const { key, el, opts } of shown) {
+    if (!sizeOf(el).w) continue; // not laid out (an embed of one panel): no say
+    const kind = KIND[key];
+    fit[kind] = Math.min(fit[kind] ?? Infinity, columnsThatFit(el, data[key].length, opts));
+  }
+  fitWindows(fit);
+  const plots = shown.map(({ key, el, opts }) => {
+    const columns = columnsFor(KIND[key], data, key);
+    const range = robust ? robustRange(data[key]) : null;
+    const clip = clipOf(range);
+    caption($(`shape-${key}`), key, data, columns, clip);
+    return { el, z: data[key], opts: { ...opts, columns, zmax: range?.zmax, clip } };
   });
   // a token's row level across the plots of a row, whatever their x titles' lines
   const leveled = levelTitles(plots);

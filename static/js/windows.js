@@ -26,9 +26,31 @@ function phone() {
     && Boolean(window.matchMedia?.(PHONE_QUERY).matches);
 }
 
+/** The most columns the narrowest flow plot of each window shows one per pixel or more
+ * (`fitWindows`): a window never has more, so that none of its columns is lost between
+ * pixels (a 1280x720 projector: 256 units in a 140 px plot would leave ~116 unseen). */
+const fits = { units: Infinity, features: Infinity };
+
 /** The most columns window `kind` draws at once at this window size. */
 function widest(kind) {
-  return phone() ? PHONE_WIDTH[kind] : WIDTH[kind];
+  return Math.min(phone() ? PHONE_WIDTH[kind] : WIDTH[kind], fits[kind]);
+}
+
+/**
+ * The flow's plots of each window fit at most `columns[kind]` columns one per pixel
+ * (static/js/charts/heatmap.js `columnsThatFit`, read before the flow is drawn): the windows
+ * and their controls follow. Returns true when a window's width changed.
+ */
+export function fitWindows(columns) {
+  let changed = false;
+  for (const kind of /** @type {const} */ (["units", "features"])) {
+    const fit = columns[kind] ?? Infinity;
+    if (fits[kind] === fit) continue;
+    fits[kind] = fit;
+    changed = true;
+    syncControl(kind);
+  }
+  return changed;
 }
 const LABELS = { units: "window.units", features: "window.features" };
 const KEYS = { units: ["pre_activation", "up", "hidden"], features: ["input", "output"] };
@@ -153,5 +175,15 @@ if (typeof document !== "undefined") {
     syncControl("units");
     syncControl("features");
     emit("redraw", { reason: "window" });
+  });
+  // a resized window changes how many columns fit its plots (the flow fits them again; a
+  // plot resized meanwhile draws no more columns than fit, its axis naming them)
+  let resizing = 0;
+  window.addEventListener("resize", () => {
+    if (resizing) return;
+    resizing = requestAnimationFrame(() => {
+      resizing = 0;
+      emit("redraw", { reason: "window" });
+    });
   });
 }

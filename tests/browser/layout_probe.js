@@ -5,11 +5,11 @@
 //   "plots": two plot containers overlap, "arrow": a flow arrow overlaps a plot,
 //   "edge": a plot reaches past the right edge of the window,
 //   "row": two plots of one row of the flow start at different heights (a neighbour's
-//   two-line caption pushed one down).
+//   two-line caption pushed one down),
+//   "cells": a heatmap with more columns (rows) than CSS pixels across (down) its plot area.
 // With { phone: true } (phone and tablet sizes) also
 //   "scroll": the page is wider than the window (document scrollWidth > viewport width),
 //   "beside": two plots side by side (a phone shows one plot per row),
-//   "cells": a heatmap with more columns (rows) than CSS pixels across (down) its plot area,
 //   "font": a text smaller than 12 px (HTML text, or text Plotly drew),
 //   "target": a control smaller than 44 x 44 px to touch (buttons, selects, menus, sliders,
 //   number fields; a checkbox or radio by its label), or one that reaches past the window.
@@ -74,6 +74,18 @@
       }
     }
   }
+  // every heatmap cell is one entry of the tensor, at least a CSS pixel wide and tall, at
+  // every size (a window of columns, never more columns than pixels: Plotly's image of one
+  // pixel per cell, scaled down with nearest-neighbour sampling, would leave some unseen)
+  for (const [el] of boxes) {
+    const trace = (el.data || []).find((t) => t.type === "heatmap");
+    const full = el._fullLayout;
+    if (!trace || !full?.xaxis?._length || !trace.z?.length) continue;
+    const cols = trace.z[0].length, rows = trace.z.length;
+    if (cols > full.xaxis._length + 0.5 || rows > full.yaxis._length + 0.5) {
+      problems.push({ kind: "cells", plot: el.id, text: `${rows}x${cols} cells in ${Math.round(full.xaxis._length)}x${Math.round(full.yaxis._length)} px` });
+    }
+  }
   if (opts && opts.phone) phoneProblems(boxes, problems);
   return { plots: plots.length, problems };
 
@@ -89,17 +101,6 @@
         const [a, b] = [boxes[i][1], boxes[j][1]];
         const sameRow = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > Math.min(a.height, b.height) / 2;
         if (sameRow) problems.push({ kind: "beside", plot: boxes[i][0].id, other: boxes[j][0].id });
-      }
-    }
-    // every heatmap cell is one entry of the tensor, at least a CSS pixel wide and tall (a
-    // window of columns, never more columns than pixels, which would drop some unseen)
-    for (const [el] of boxes) {
-      const trace = (el.data || []).find((t) => t.type === "heatmap");
-      const full = el._fullLayout;
-      if (!trace || !full?.xaxis?._length || !trace.z?.length) continue;
-      const cols = trace.z[0].length, rows = trace.z.length;
-      if (cols > full.xaxis._length + 0.5 || rows > full.yaxis._length + 0.5) {
-        problems.push({ kind: "cells", plot: el.id, text: `${rows}x${cols} cells in ${Math.round(full.xaxis._length)}x${Math.round(full.yaxis._length)} px` });
       }
     }
     // a box a reader can see: laid out, not clipped to a pixel (screen-reader-only text)

@@ -11,7 +11,8 @@ pytestmark = pytest.mark.browser
 
 def test_big_hidden_layer_shows_the_kept_units(page, server_url):  # type: ignore[no-untyped-def]
     # T 32 x 4096 units: over the display budget, so the server sends a window of
-    # 8,192 // 32 = 256 consecutive units (0-255 by default)
+    # 8,192 // 32 = 256 consecutive units (0-255 by default), all drawn at 1920x1080
+    page.set_viewport_size({"width": 1920, "height": 1080})
     page.goto(f"{server_url}/?d_model=1024&d_ff=4096&tokens=32")
     wait_rendered(page)
     hidden = page.locator("#plot-hidden")
@@ -51,7 +52,9 @@ def test_captions_speak_the_pages_words_and_keep_api_names_for_the_tooltip(
     page, server_url, lang, words
 ):  # type: ignore[no-untyped-def]
     """Under "Gate" the caption said "pre_activation ... 0–1023 of 11008 sent": the API's
-    words. It now gives the shape in the sliders' terms; the field name is in its tooltip."""
+    words. It now gives the shape in the sliders' terms; the field name is in its tooltip.
+    At 1920x1080 the plot has room for the whole window of 256 units."""
+    page.set_viewport_size({"width": 1920, "height": 1080})
     page.goto(f"{server_url}/?lang={lang}&preset=llama-7b&tokens=8")
     wait_rendered(page, timeout=60_000)
     caption = page.locator("#shape-pre_activation").inner_text()
@@ -66,12 +69,22 @@ CAPTION_AND_AXIS = """() => [document.getElementById('shape-hidden').textContent
 
 
 def test_the_caption_names_the_columns_drawn_when_the_server_sent_more(page, server_url):  # type: ignore[no-untyped-def]
-    """T 13 x 4096: the server sends a window wider than the 256 columns drawn at 1280 px;
-    the caption names the drawn columns, as the axis does, and follows "later"."""
+    """T 13 x 4096 at 1280x720: the server sends a window wider than the hidden plot can
+    draw one column per pixel. The window drawn fits the plot (no more columns than its
+    pixels across); the caption, the axis and the range control name those columns, and
+    "later" shows the very next ones."""
     page.goto(f"{server_url}/?d_ff=4096&tokens=13")
     wait_rendered(page)
+    drawn, room = page.evaluate(
+        """() => { const el = document.getElementById('plot-hidden');
+             return [el.data[0].z[0].length, el._fullLayout.xaxis._length]; }"""
+    )
+    assert 16 <= drawn < 256 and drawn <= room, (drawn, room)
     caption, axis = page.evaluate(CAPTION_AND_AXIS)
-    assert "columns 0–255 of 4096" in caption and "units 0–255 of 4096" in axis
+    assert f"columns 0–{drawn - 1} of 4096" in caption
+    assert f"units 0–{drawn - 1} of 4096" in axis
+    control = page.locator("#window-units-value").inner_text()
+    assert f"units 0–{drawn - 1} of 4096" in control
     # the tooltip still says what the server sent
     assert "the server sent columns 0–" in (
         page.locator("#shape-hidden").get_attribute("title") or ""
@@ -79,8 +92,9 @@ def test_the_caption_names_the_columns_drawn_when_the_server_sent_more(page, ser
     page.locator("#plot-hidden").scroll_into_view_if_needed()
     page.locator("[data-window='units'] [data-step='1']").click()
     page.wait_for_function(
-        "() => document.getElementById('plot-hidden').dataset.windowStart === '256'"
+        f"() => document.getElementById('plot-hidden').dataset.windowStart === '{drawn}'"
     )
     caption, axis = page.evaluate(CAPTION_AND_AXIS)
-    assert "columns 256–511 of 4096" in caption and "units 256–511 of 4096" in axis
+    assert f"columns {drawn}–{2 * drawn - 1} of 4096" in caption
+    assert f"units {drawn}–{2 * drawn - 1} of 4096" in axis
     assert page.recorder.errors == []

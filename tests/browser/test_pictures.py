@@ -48,6 +48,8 @@ def _zero_fraction(z: list[list[float]]) -> float:
 
 @pytest.mark.slow
 def test_hidden_heatmap_draws_real_units_with_the_layers_sparsity(page, server_url):  # type: ignore[no-untyped-def]
+    # 1920x1080: the hidden plot has room for a whole window of 256 units, one per pixel
+    page.set_viewport_size({"width": 1920, "height": 1080})
     page.goto(f"{server_url}/?preset=transformer-base")
     wait_rendered(page)
     drawn = _trace(page, "plot-hidden")
@@ -108,6 +110,7 @@ def test_the_range_control_names_and_steps_through_what_is_drawn_at_a_long_t(pag
 
 @pytest.mark.slow
 def test_dropout_mask_draws_about_p_dropped(page, server_url):  # type: ignore[no-untyped-def]
+    page.set_viewport_size({"width": 1920, "height": 1080})  # room for 256 units
     page.goto(f"{server_url}/?preset=transformer-base&panel=dropout&mode=train")
     wait_rendered(page)
     page.locator("#dropout[data-rendered]").wait_for(state="attached", timeout=60_000)

@@ -98,16 +98,10 @@ export function levelTitles(items) {
 }
 
 /**
- * Where a heatmap's parts go in its container, from its size and options alone: the window
- * of columns drawn, the room of the y labels and title (left), of the colour bar (right),
- * and the x title fitted to the width it may use. No DOM writes.
+ * The room of a heatmap's y labels and title (left) in its container, from its size and
+ * options alone (`rows`: its number of rows). No DOM writes.
  */
-function frameOf(el, zAll, cols, opts) {
-  const win = columnWindow(cols, opts.columns);
-  const windowed = win.from > 0 || win.to < cols || Boolean(opts.columns?.index);
-  const z = windowed ? zAll.map((row) => row.slice(win.from, win.to)) : zAll;
-  const rows = z.length;
-  const total = opts.columns?.total ?? cols;
+function marginsOf(el, rows, opts) {
   const { w, h } = sizeOf(el);
   const size = px(12);
   const lineH = size * 1.25;
@@ -120,6 +114,41 @@ function frameOf(el, zAll, cols, opts) {
   const rowDigits = String(Math.max(rows, opts.rowsUpTo ?? 0) - 1).length;
   const yLabelW = yText ? Math.max(...yText.map((s) => textWidth(s, size))) : textWidth("0".repeat(rowDigits), size);
   const left = (showYTitle ? lineH * 1.4 : 0) + yLabelW + 10;
+  return { w, h, size, lineH, showYTitle, yLabels, yText, rowDigits, left };
+}
+
+/** The colour bar's room (px) right of a heatmap's plot area, or the edge's without one. */
+function rightOf(size, showScale) {
+  return showScale ? size * 4.2 + 16 : 8;
+}
+
+/**
+ * The most columns of a window a heatmap of `rows` rows in `el` draws one per CSS pixel or
+ * more (its colour bar shown unless `opts.showScale` is false): whole sixteens of the
+ * plot area's width, so that no column of a window is lost between pixels (Plotly draws a
+ * heatmap as an image of one pixel per cell, scaled to the plot with nearest-neighbour
+ * sampling: more cells than pixels and some are not drawn at all).
+ */
+export function columnsThatFit(el, rows, opts) {
+  const { w, size, left } = marginsOf(el, rows, opts);
+  const plotW = w - left - rightOf(size, opts.showScale ?? true);
+  return Math.max(16, Math.floor((plotW - 1) / 16) * 16);
+}
+
+/**
+ * Where a heatmap's parts go in its container, from its size and options alone: the window
+ * of columns drawn (never more than fit, `columnsThatFit`), the room of the y labels and
+ * title (left), of the colour bar (right), and the x title fitted to the width it may use.
+ * No DOM writes.
+ */
+function frameOf(el, zAll, cols, opts) {
+  const { w, h, size, lineH, showYTitle, yLabels, yText, rowDigits, left } = marginsOf(el, zAll.length, opts);
+  const fit = opts.columns ? columnsThatFit(el, zAll.length, opts) : cols;
+  const win = columnWindow(cols, opts.columns && { ...opts.columns, width: Math.min(opts.columns.width ?? cols, fit) });
+  const windowed = win.from > 0 || win.to < cols || Boolean(opts.columns?.index);
+  const z = windowed ? zAll.map((row) => row.slice(win.from, win.to)) : zAll;
+  const rows = z.length;
+  const total = opts.columns?.total ?? cols;
   const printed = opts.showValues && opts.format;
   // A small plot that prints its numbers in its cells (the tiny preset in a slide's frame)
   // gives its colour bar's room to them, when they fit there: they say what the colours mean.
@@ -128,7 +157,7 @@ function frameOf(el, zAll, cols, opts) {
     const bare = Math.max(30, w - left - 8) / Math.max(1, z[0]?.length ?? 1);
     showScale = !cellValues(z, bare, (h - 60) / Math.max(1, rows), size, opts);
   }
-  const right = showScale ? size * 4.2 + 16 : 8;
+  const right = rightOf(size, showScale);
   const plotW = Math.max(30, w - left - right);
   const partial = win.x.length < total;
   const xTitle = partial && win.consecutive && opts.columns?.label
