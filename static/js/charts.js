@@ -7,5 +7,5 @@
 // by Plotly's own steps). This module keeps the one import path every view uses.
 export { ACCENT, CONFIG, DIVERGING, forgetSizes, MUTED, px, SEQUENTIAL, SERIES, setFontScale, sizeOf } from "./charts/common.js";
 export { clearChart, drawDeferred, inSight } from "./charts/redraw.js";
-export { columnsThatFit, columnWindow, heatmap, levelTitles, maxAbs, robustRange } from "./charts/heatmap.js";
+export { columnsThatFit, columnWindow, heatmap, levelTitles, maxAbs, overflows, robustRange } from "./charts/heatmap.js";
 export { bars, binnedHistogram, histogram, lines } from "./charts/bars.js";

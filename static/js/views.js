@@ -1,9 +1,10 @@
 // Rendering of the forward and perturbation answers: the flow, sparsity and perturbation
 // charts with their captions and notes (the readout beside the flow: readout.js).
-import { bars, binnedHistogram, columnsThatFit, forgetSizes, heatmap, histogram, inSight, levelTitles, maxAbs, robustRange, sizeOf } from "./charts.js";
+import { bars, binnedHistogram, columnsThatFit, forgetSizes, heatmap, histogram, inSight, levelTitles, maxAbs, overflows, robustRange, sizeOf } from "./charts.js";
 import { CELL_NUMBERS } from "./charts/common.js";
 import { count, magnitude, percent, signed, signedDigits } from "./format.js";
 import { sentences, t } from "./i18n.js";
+import { emit } from "./bus.js";
 import { columnsFor, fitWindows } from "./windows.js";
 import { setAttr, setHidden, setText } from "./dom.js";
 
@@ -204,7 +205,7 @@ export function renderFlow(data, { yLabels, rowsUpTo } = /** @type {{ yLabels?: 
   for (const { key, el, opts } of shown) {
     if (!sizeOf(el).w) continue; // not laid out (an embed of one panel): no say
     const kind = KIND[key];
-    fit[kind] = Math.min(fit[kind] ?? Infinity, columnsThatFit(el, data[key].length, opts));
+    fit[kind] = Math.min(fit[kind] ?? Infinity, columnsThatFit(el, data[key].length, opts, { measured: true }));
   }
   fitWindows(fit);
   const plots = shown.map(({ key, el, opts }) => {
@@ -216,8 +217,20 @@ export function renderFlow(data, { yLabels, rowsUpTo } = /** @type {{ yLabels?: 
   });
   // a token's row level across the plots of a row, whatever their x titles' lines
   const leveled = levelTitles(plots);
-  return Promise.all(plots.map(({ el, z }, i) => heatmap(el, z, leveled[i])));
+  return Promise.all(plots.map(({ el, z }, i) => heatmap(el, z, leveled[i]))).then((drawn) => {
+    // Plotly laid a plot out narrower than estimated (wider tick or colour-bar labels): the
+    // windows fit again from the plots as drawn, once per answer and size
+    const key = `${window.innerWidth}x${window.innerHeight}`;
+    if (refitted.get(data) !== key && shown.some(({ el }) => overflows(el))) {
+      refitted.set(data, key);
+      emit("redraw", { reason: "window" });
+    }
+    return drawn;
+  });
 }
+
+/** The answers whose flow was fitted again after drawing, and at which window size. */
+const refitted = new WeakMap();
 
 /**
  * The weights of a hand-sized layer (the tiny preset) as matrices with their numbers, so

@@ -124,7 +124,9 @@ function syncControl(kind) {
   const max = Math.max(0, total - width);
   starts[kind] = Math.min(starts[kind], max);
   setAttr(slider, "max", String(max));
-  setAttr(slider, "step", String(Math.max(1, width / 4)));
+  // any start: a window narrowed to fit (a resize) keeps its first column where it was, and
+  // the thumb stays on it (a coarser step would move the thumb off the window's start)
+  setAttr(slider, "step", "1");
   slider.value = String(starts[kind]);
   const last = Math.min(total, starts[kind] + width) - 1;
   const text = t(LABELS[kind], { first: starts[kind], last, total });

@@ -83,6 +83,54 @@ def test_hidden_heatmap_draws_real_units_with_the_layers_sparsity(page, server_u
     assert page.recorder.errors == []
 
 
+FITTED = """() => ({
+  plots: ['input', 'pre_activation', 'hidden', 'output'].map((k) => {
+    const el = document.getElementById(`plot-${k}`);
+    return [k, el.data[0].z[0].length, el._fullLayout.xaxis._length,
+      el.data[0].x[0], el.data[0].x[el.data[0].x.length - 1]]; }),
+  control: document.getElementById('window-units-value').textContent,
+  slider: Number(document.getElementById('window-units').value),
+})"""
+
+
+def _settled_fit(page) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    """The flow as drawn once it stopped changing (a resize, a refit after drawing)."""
+    wait_rendered(page)
+    page.wait_for_function(
+        f"""() => {{ const now = JSON.stringify(({FITTED})());
+              const same = window.ffnFit === now; window.ffnFit = now; return same; }}""",
+        polling=300,
+    )
+    return page.evaluate(FITTED)  # type: ignore[no-any-return]
+
+
+def test_windows_fit_their_plots_at_every_width(page, server_url):  # type: ignore[no-untyped-def]
+    """Transformer-base's windows, opened and resized at widths between a small laptop and
+    a large screen: no flow heatmap has more columns than its plot has pixels across (none
+    lost between pixels), and the range control names the columns drawn, its thumb on the
+    window's first column."""
+    for width, height in [(1600, 900), (1100, 800)]:
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(f"{server_url}/?preset=transformer-base")
+        fit = _settled_fit(page)
+        for name, cols, room, _, _ in fit["plots"]:
+            assert cols <= room, (width, name, cols, room)
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{server_url}/?preset=transformer-base")
+    wait_rendered(page)
+    page.locator('[data-window="units"] button[data-step="1"]').click()
+    page.locator('#plot-hidden:not([data-window-start="0"])').wait_for(state="attached")
+    for width, height in [(1600, 900), (1100, 800), (1280, 720)]:
+        page.set_viewport_size({"width": width, "height": height})
+        fit = _settled_fit(page)
+        for name, cols, room, _, _ in fit["plots"]:
+            assert cols <= room, (width, name, cols, room)
+        _, _, _, first, last = next(p for p in fit["plots"] if p[0] == "hidden")
+        assert f"units {first}–{last} of 2048" in fit["control"], (width, fit)
+        assert fit["slider"] == first, (width, fit)
+    assert page.recorder.errors == []
+
+
 @pytest.mark.slow
 def test_the_range_control_names_and_steps_through_what_is_drawn_at_a_long_t(page, server_url):  # type: ignore[no-untyped-def]
     # At T 64 the server sends fewer columns per window (its budget of numbers is shared by

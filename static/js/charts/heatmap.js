@@ -129,10 +129,23 @@ function rightOf(size, showScale) {
  * heatmap as an image of one pixel per cell, scaled to the plot with nearest-neighbour
  * sampling: more cells than pixels and some are not drawn at all).
  */
-export function columnsThatFit(el, rows, opts) {
-  const { w, size, left } = marginsOf(el, rows, opts);
-  const plotW = w - left - rightOf(size, opts.showScale ?? true);
+export function columnsThatFit(el, rows, opts, { measured = false } = {}) {
+  const { w, h, size, left } = marginsOf(el, rows, opts);
+  let plotW = w - left - rightOf(size, opts.showScale ?? true);
+  // `measured`, and drawn at this size before: the plot area Plotly laid out (wider tick or
+  // colour-bar labels than the estimate take more of the width)
+  const drawn = el._fullLayout?.xaxis?._length;
+  if (measured && drawn && el.ffnLast && Math.abs(el.ffnLast.w - w) <= 1 && Math.abs(el.ffnLast.h - h) <= 1) {
+    plotW = Math.min(plotW, drawn);
+  }
   return Math.max(16, Math.floor((plotW - 1) / 16) * 16);
+}
+
+/** True when `el`'s drawn heatmap has more columns than its plot area has pixels across. */
+export function overflows(el) {
+  const trace = el.data?.find((t) => t.type === "heatmap");
+  const length = el._fullLayout?.xaxis?._length;
+  return Boolean(trace?.z?.[0] && length && trace.z[0].length > length + 0.5);
 }
 
 /**
