@@ -178,13 +178,16 @@ if (typeof document !== "undefined") {
     syncControl("features");
     emit("redraw", { reason: "window" });
   });
-  // a resized window changes how many columns fit its plots (the flow fits them again; a
-  // plot resized meanwhile draws no more columns than fit, its axis naming them)
+  // a window resized in width changes how many columns fit its plots (the flow fits them
+  // again; a plot resized meanwhile draws no more columns than fit, its axis naming them).
+  // Height alone does not: a phone's address bar hiding on scroll redraws nothing.
   let resizing = 0;
+  let width = window.innerWidth;
   window.addEventListener("resize", () => {
-    if (resizing) return;
+    if (resizing || window.innerWidth === width) return;
     resizing = requestAnimationFrame(() => {
       resizing = 0;
+      width = window.innerWidth;
       emit("redraw", { reason: "window" });
     });
   });
