@@ -42,6 +42,11 @@ function summaryText(summary) {
   return [t("display.window_short", span), t("display.window", span)];
 }
 
+/** True when window columns `a` and `b` of one tensor draw the same columns (one caption). */
+function sameCaption(a, b) {
+  return a.start === b.start && (a.width === b.width || Math.min(a.width, b.width) >= a.total);
+}
+
 /**
  * The shape caption, short (one line under a plot), with the detail in its tooltip: what
  * the server sent when it summarised, and which columns are drawn.
@@ -197,23 +202,35 @@ export function renderFlow(data, { yLabels, rowsUpTo } = /** @type {{ yLabels?: 
       },
     };
   });
-  // The plots' sizes in one layout, then each window's width (no more columns than the
-  // narrowest of its plots shows one per pixel), then every caption (they name the drawn
-  // columns), then the drawing: a caption written between two plots made Plotly's next
-  // size read lay out the whole page again.
+  // Every caption first (they name the drawn columns), then the plots' sizes in one layout,
+  // then each window's width (no more columns than the narrowest of its plots shows one per
+  // pixel), then the drawing: a caption written after a size read made Plotly's first draw
+  // lay the whole page out again. A caption is written twice only when its window changed.
+  const parts = shown.map(({ key }) => {
+    const columns = columnsFor(KIND[key], data, key);
+    const range = robust ? robustRange(data[key]) : null;
+    const clip = clipOf(range);
+    caption($(`shape-${key}`), key, data, columns, clip);
+    return { columns, range, clip };
+  });
   const fit = {};
   for (const { key, el, opts } of shown) {
     if (!sizeOf(el).w) continue; // not laid out (an embed of one panel): no say
     const kind = KIND[key];
     fit[kind] = Math.min(fit[kind] ?? Infinity, columnsThatFit(el, data[key].length, opts, { measured: true }));
   }
-  fitWindows(fit);
-  const plots = shown.map(({ key, el, opts }) => {
-    const columns = columnsFor(KIND[key], data, key);
-    const range = robust ? robustRange(data[key]) : null;
-    const clip = clipOf(range);
-    caption($(`shape-${key}`), key, data, columns, clip);
-    return { el, z: data[key], opts: { ...opts, columns, zmax: range?.zmax, clip } };
+  if (fitWindows(fit)) {
+    shown.forEach(({ key }, i) => {
+      const part = parts[i];
+      const columns = columnsFor(KIND[key], data, key);
+      const same = sameCaption(columns, part.columns);
+      part.columns = columns;
+      if (!same) caption($(`shape-${key}`), key, data, columns, part.clip);
+    });
+  }
+  const plots = shown.map(({ el, opts }, i) => {
+    const { columns, range, clip } = parts[i];
+    return { el, z: data[shown[i].key], opts: { ...opts, columns, zmax: range?.zmax, clip } };
   });
   // a token's row level across the plots of a row, whatever their x titles' lines
   const leveled = levelTitles(plots);

@@ -38,7 +38,7 @@ function widest(kind) {
 
 /**
  * The flow's plots of each window fit at most `columns[kind]` columns one per pixel
- * (static/js/charts/heatmap.js `columnsThatFit`, read before the flow is drawn): the windows
+ * (static/js/charts/room.js `columnsThatFit`, read before the flow is drawn): the windows
  * and their controls follow. Returns true when a window's width changed.
  */
 export function fitWindows(columns) {
@@ -77,17 +77,17 @@ function groupOf(data, key) {
   return data?.reduction?.groups?.find((g) => g.tensors.includes(key)) ?? null;
 }
 
-/**
- * Heatmap `columns` options for tensor `key` of `data` in window `kind` ("units" or
- * "features"): { start, width, total, index, label }. `index` lists the real column of
- * each sent column when the server sent only some.
- */
 /** A small embed (a slide's frame under 800 px, as in app.css): axis titles kept short. */
 function compactFrame() {
   return typeof document !== "undefined" && document.body.classList.contains("embed")
     && window.matchMedia("(max-width: 800px)").matches;
 }
 
+/**
+ * Heatmap `columns` options for tensor `key` of `data` in window `kind` ("units" or
+ * "features"): { start, width, total, index, label }. `index` lists the real column of
+ * each sent column when the server sent only some.
+ */
 export function columnsFor(kind, data, key) {
   const group = groupOf(data, key);
   const rows = data[key];
