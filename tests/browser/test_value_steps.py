@@ -212,6 +212,36 @@ def test_new_rows_are_drawn_as_plotly_draws_them(page, server_url, tokens):  # t
     assert page.recorder.errors == []
 
 
+def test_numbered_rows_keep_their_margins_through_the_steps_after(page, server_url):  # type: ignore[no-untyped-def]
+    """A Tokens step draws numbered rows without measuring their labels (repaint.js
+    drawRowNumbers: their room is fixed), and the margin Plotly pushed for them stays. The
+    value steps after it redraw the colour bars, and Plotly then computes the margins again:
+    every plot keeps its place, is never drawn whole again (no `plotly_beforeplot`: a margin
+    that lost its push gets it back by a whole redraw) and is drawn as Plotly draws its
+    figure from scratch."""
+    page.goto(f"{server_url}/?d_model=16&d_ff=64&tokens=6")
+    wait_rendered(page)
+    places = page.evaluate(PLACES, FLOW)
+    page.evaluate(SPY)
+    page.evaluate(
+        """(ks) => { window.ffnWhole = {};
+           for (const k of ks) document.getElementById(`plot-${k}`).on('plotly_beforeplot',
+             () => { window.ffnWhole[k] = (window.ffnWhole[k] ?? 0) + 1; }); }""",
+        FLOW,
+    )
+    _step_tokens(page, 8)
+    for seed in (1, 2):
+        _step_seed(page, seed)
+    calls = page.evaluate("() => window.ffnCalls")
+    assert not [c for c in calls if c.split(":")[1] in {f"plot-{k}" for k in FLOW}], calls
+    assert page.evaluate("() => window.ffnWhole") == {}
+    assert page.evaluate(PLACES, FLOW) == places
+    pictures = page.evaluate(FRESH, [f"plot-{key}" for key in FLOW])
+    for key in FLOW:
+        assert pictures[f"plot-{key}"]["page"] == pictures[f"plot-{key}"]["fresh"], key
+    assert page.recorder.errors == []
+
+
 def test_new_rows_with_wider_names_get_new_margins_from_plotly(page, server_url):  # type: ignore[no-untyped-def]
     """A heatmap whose row names grow wider with its rows (the dropout panel's, named 0 to
     T-1): Tokens 6 -> 12 gives its y labels new margins, and Plotly's automargin draws the

@@ -103,6 +103,39 @@ function paintCells(el, paint) {
 }
 
 /**
+ * Numbered rows' y axis drawn without measuring its labels. Their room is fixed: every
+ * number is as wide as the widest the plot may show (heatmap.js rowNumbers; a new width is
+ * a new frame, drawn whole). So the labels' box Plotly measures for its automargin and the
+ * title's standoff (a layout of the page per plot and step, during a drag too) is the one
+ * it measured at the last whole draw, and the margin it pushed stays. For this draw only,
+ * the axis's `automargin` and title standoff are set aside (plotly.js
+ * src/plots/cartesian/axes.js drawOne: `getLabelLevelBbox` runs for either), the figure
+ * counts as replotting (src/plots/plots.js autoMargin: no margins computed again), and the
+ * axis's margin push, which drawOne drops without an automargin, is put back.
+ */
+async function drawRowNumbers(el, ya, steps) {
+  const fullLayout = el._fullLayout;
+  const id = `${ya._id}.automargin`;
+  const push = fullLayout._pushmargin?.[id];
+  const pushId = fullLayout._pushmarginIds?.[id];
+  const { automargin, title } = ya;
+  const { standoff, ...unmeasured } = title ?? {};
+  const replotting = fullLayout._replotting;
+  ya.automargin = false;
+  ya.title = unmeasured;
+  fullLayout._replotting = true;
+  try {
+    await steps.drawAxes(el, [ya._id], { skipTitle: true });
+  } finally {
+    ya.automargin = automargin;
+    ya.title = title;
+    fullLayout._replotting = replotting;
+    if (push && fullLayout._pushmargin) fullLayout._pushmargin[id] = push;
+    if (pushId && fullLayout._pushmarginIds) fullLayout._pushmarginIds[id] = pushId;
+  }
+}
+
+/**
  * New rows (a Tokens step) drawn by Plotly's own steps for what changed: the cells, the y
  * axis and the colour bar. Plotly.react of the new figure would supply the whole figure's
  * defaults, lay out and draw both axes, the colour bar and the margins again and read the
@@ -158,7 +191,8 @@ export async function repaintRows(el, trace, layout) {
   // the y axis drawn as Plotly's pan and zoom draw it (dragbox.js: drawOne, skipTitle): the
   // labels that stay (the same number at the same row) keep their nodes and are placed
   // again, new ones are added and gone ones removed
-  await steps.drawAxes(el, [ya._id], { skipTitle: true });
+  if (trace.y) await steps.drawAxes(el, [ya._id], { skipTitle: true });
+  else await drawRowNumbers(el, ya, steps);
   // the y axis's labels moved the margins (wider row names: a panel's rows named 0 to T-1
   // at 10 rows, tokens): Plotly's automargin then drew the whole figure again from its data
   // and layout, set above (its own new full trace).
